@@ -1,0 +1,35 @@
+"""Adapters: how the agent under test is called (SPEC 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..model.config import BuiltinTarget, HttpTarget, OpenAIChatTarget, PythonTarget
+from .base import Adapter, AgentError, AgentReply, TurnRequest
+
+__all__ = ["Adapter", "AgentError", "AgentReply", "TurnRequest", "make_adapter"]
+
+
+def make_adapter(target: object, rootdir: Path, limits: int) -> Adapter:
+    """Build the adapter for ``target``; call on the engine's event loop."""
+    if isinstance(target, HttpTarget):
+        import httpx
+
+        from .http import HttpAdapter
+
+        client = httpx.AsyncClient(limits=httpx.Limits(max_connections=limits,
+                                                       max_keepalive_connections=limits))
+        return HttpAdapter(target, client)
+    if isinstance(target, BuiltinTarget):
+        from .builtin import BuiltinAdapter
+
+        return BuiltinAdapter(target, limits)
+    if isinstance(target, PythonTarget):
+        from .python import PythonAdapter, import_callable
+
+        return PythonAdapter(target, import_callable(target.callable, rootdir))
+    if isinstance(target, OpenAIChatTarget):
+        from .openai_chat import OpenAIChatAdapter, make_client
+
+        return OpenAIChatAdapter(target, make_client(target))
+    raise TypeError(f"unknown target {target!r}")

@@ -1,0 +1,68 @@
+"""Request templates and response maps (SPEC 5)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["MISSING", "dig", "render"]
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][\w.\-]*)\}")
+MISSING = object()
+
+
+def _lookup(name: str, values: dict[str, Any]) -> Any:
+    head, _, rest = name.partition(".")
+    value = values.get(head)
+    for part in rest.split(".") if rest else ():
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render(template: Any, values: dict[str, Any]) -> Any:
+    """Fill a template: ``"{name}"`` alone keeps the value's type; inside text it is text."""
+    if isinstance(template, dict):
+        return {k: render(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [render(v, values) for v in template]
+    if not isinstance(template, str):
+        return template
+    whole = _PLACEHOLDER.fullmatch(template)
+    if whole and whole.group(1):
+        return _lookup(whole.group(1), values)
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group(0) == "{{":
+            return "{"
+        if m.group(0) == "}}":
+            return "}"
+        return _as_text(_lookup(m.group(1), values))
+
+    return _PLACEHOLDER.sub(sub, template)
+
+
+def dig(data: Any, path: str) -> Any:
+    """Follow a dotted path (``choices.0.message.content``); :data:`MISSING` if absent."""
+    node = data
+    for part in path.split("."):
+        if isinstance(node, dict):
+            if part not in node:
+                return MISSING
+            node = node[part]
+        elif isinstance(node, list) and re.fullmatch(r"-?\d+", part):
+            index = int(part)
+            if not -len(node) <= index < len(node):
+                return MISSING
+            node = node[index]
+        else:
+            return MISSING
+    return node

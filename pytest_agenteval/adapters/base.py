@@ -1,0 +1,82 @@
+"""The seam between the engine and the agent under test.
+
+Every adapter turns one :class:`TurnRequest` into one :class:`AgentReply` or
+raises :class:`AgentError` with a kind from SPEC 7 (``timeout``,
+``http_status``, ``bad_body``, ``connection``). An agent error makes the case
+``error``, never ``failed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+__all__ = ["Adapter", "AgentError", "AgentReply", "ErrorKind", "TurnRequest"]
+
+ErrorKind = Literal["timeout", "http_status", "bad_body", "connection"]
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """Everything the agent gets for one turn (the template names of SPEC 5)."""
+
+    input: str
+    history: list[dict[str, str]] = field(default_factory=list)
+    knowledge: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    conversation_id: str | None = None
+    case_id: str = ""
+    turn_index: int = 0
+
+    def names(self) -> dict[str, Any]:
+        return {
+            "input": self.input,
+            "history": self.history,
+            "knowledge": self.knowledge,
+            "extra": self.extra,
+            "conversation_id": self.conversation_id,
+            "case_id": self.case_id,
+            "turn_index": self.turn_index,
+        }
+
+
+@dataclass(frozen=True)
+class AgentReply:
+    """The normalised reply of the agent."""
+
+    output: str
+    intent_code: int | str | None = None
+    intent_name: str | None = None
+    conversation_id: str | None = None
+    raw: Any = None
+
+
+class AgentError(Exception):
+    """The agent could not be asked or did not answer usably."""
+
+    def __init__(self, kind: ErrorKind, detail: str, status_code: int | None = None) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind: ErrorKind = kind
+        self.detail = detail
+        self.status_code = status_code
+
+
+class Adapter(Protocol):
+    """One agent under test. Created and used on the engine's event loop."""
+
+    async def send(self, request: TurnRequest) -> AgentReply: ...
+
+    async def aclose(self) -> None: ...
+
+
+def scalar_code(value: Any) -> int | str | None:
+    """An intent code as JSON-native int or str (None when absent or empty)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int | str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return str(value)

@@ -1,0 +1,109 @@
+"""The reference agent's HTTP API (a vendor-style JSON API, like the seed's).
+
+``POST /api/chat`` with ``{"input": str, "chatHistory": [{"role", "content"}],
+"knowledge": {...} | null, "conversationId": str | null}`` answers
+``{"code": 0, "data": {"reply": str, "intent": {"code": int, "name": str}},
+"conversationId": str}``. A malformed request answers HTTP 400.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .agent import respond
+
+__all__ = ["DemoServer", "handle"]
+
+PATH = "/api/chat"
+
+
+def handle(body: Any) -> tuple[int, dict[str, Any]]:
+    """Answer one request body; returns (HTTP status, JSON reply)."""
+    if not isinstance(body, dict) or not isinstance(body.get("input"), str):
+        return 400, {"code": 400, "message": "body must be an object with a string 'input'"}
+    history = body.get("chatHistory") or []
+    if not isinstance(history, list) or not all(
+        isinstance(h, dict) and isinstance(h.get("content"), str) for h in history
+    ):
+        return 400, {"code": 400, "message": "chatHistory must be a list of {role, content}"}
+    knowledge = body.get("knowledge")
+    if knowledge is not None and not isinstance(knowledge, dict):
+        return 400, {"code": 400, "message": "knowledge must be an object or null"}
+    reply = respond(body["input"], history, knowledge)
+    cid = body.get("conversationId") or uuid.uuid4().hex[:12]
+    data = {"reply": reply.reply, "intent": {"code": reply.intent_code, "name": reply.intent_name}}
+    return 200, {"code": 0, "data": data, "conversationId": cid}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.split("?", 1)[0] != PATH:
+            self._send(404, {"code": 404, "message": f"POST {PATH}"})
+            return
+        try:
+            body = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            self._send(400, {"code": 400, "message": "body is not JSON"})
+            return
+        if self.server.latency_s:
+            time.sleep(self.server.latency_s)
+        self._send(*handle(body))
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+    latency_s: float = 0.0
+
+
+class DemoServer:
+    """The reference agent on a loopback port, in a background thread."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0.0) -> None:
+        self._server = _Server((host, port), _Handler)
+        self._server.latency_s = latency_ms / 1000.0
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}{PATH}"
+
+    def start(self) -> DemoServer:
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        name="agenteval-demo-agent", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> DemoServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

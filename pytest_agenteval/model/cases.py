@@ -1,0 +1,210 @@
+"""The case-file schema (SPEC 3): cases, scenarios, expectations, explicit rules.
+
+Every model forbids unknown fields, so a typo in a case file is an error that
+names its line instead of a check that silently never runs. Fields whose
+evaluation arrives with later layers (judge, task completion, pairs) are
+validated now all the same.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "Case",
+    "CaseFileModel",
+    "Expected",
+    "HistoryItem",
+    "KnowledgePoint",
+    "Outcome",
+    "Pair",
+    "Request",
+    "RuleSpec",
+    "Scenario",
+    "Task",
+    "TaskSlot",
+    "TaskStep",
+    "Turn",
+]
+
+Priority = Literal["P0", "P1", "P2"]
+OutcomeClass = Literal["ANSWERABLE", "HANDOFF_REQUIRED", "OUT_OF_SCOPE", "CONTROL"]
+RuleLogic = Literal["all", "any", "weighted"]
+Json = Any
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+
+class HistoryItem(Strict):
+    """One earlier message of the conversation."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class Request(Strict):
+    """What the user sends this turn and the context the agent gets with it."""
+
+    input: str
+    history: list[HistoryItem] = Field(default_factory=list)
+    knowledge: dict[str, Json] | None = None
+    extra: dict[str, Json] = Field(default_factory=dict)
+
+
+class KnowledgePoint(Strict):
+    """A fact the reply must use: where it is in the knowledge and its value."""
+
+    path: str
+    value: str
+    usage: str = "answer"
+
+
+class Expected(Strict):
+    """What a correct reply looks like for this turn."""
+
+    behavior: str | None = None
+    outcome: OutcomeClass | None = None
+    intent_code: int | str | None = None
+    knowledge_points: list[KnowledgePoint] = Field(default_factory=list)
+    assertions: dict[str, Json] = Field(default_factory=dict)
+
+
+class RuleSpec(Strict):
+    """An explicit rule instance of a case or turn."""
+
+    type: str
+    params: dict[str, Json] = Field(default_factory=dict)
+    weight: float = Field(default=1.0, ge=0)
+    id: str | None = None
+
+
+class Pair(Strict):
+    """Membership in a robustness pair (same question, clean and varied)."""
+
+    group: str
+    role: Literal["clean", "variant"]
+
+
+class _Checked(Strict):
+    """Fields shared by a case and a scenario turn: rules and their combination."""
+
+    rules: list[RuleSpec] = Field(default_factory=list)
+    rule_logic: RuleLogic = "all"
+    rule_pass_threshold: float = Field(default=0.7, ge=0, le=1)
+    judge: dict[str, Json] | Literal[False] = Field(default_factory=dict)
+
+
+class _Item(Strict):
+    """Fields every pytest item (case or scenario) has."""
+
+    id: str
+    title: str = ""
+    priority: Priority = "P2"
+    test_family: str | None = None
+    challenge: str = "none"
+    source: Literal["real", "synthetic", "llm"] = "synthetic"
+    review_status: Literal["candidate", "reviewed"] = "candidate"
+    tags: list[str] = Field(default_factory=list)
+    pair: Pair | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, v: str) -> str:
+        if not _ID.match(v):
+            raise ValueError(
+                "an id is letters, digits, '_', '-' and '.', starting with a letter or digit"
+                " (it becomes the end of the pytest node id)"
+            )
+        return v
+
+
+class Case(_Item, _Checked):
+    """A single-turn case."""
+
+    request: Request
+    expected: Expected = Field(default_factory=Expected)
+
+
+class Turn(_Checked):
+    """One turn of a scenario. ``knowledge`` set (even to null) replaces it from here on."""
+
+    input: str
+    knowledge: dict[str, Json] | None = None
+    extra: dict[str, Json] = Field(default_factory=dict)
+    expected: Expected = Field(default_factory=Expected)
+
+    @property
+    def sets_knowledge(self) -> bool:
+        return "knowledge" in self.model_fields_set
+
+
+class TaskSlot(Strict):
+    name: str
+    description: str = ""
+    match: str | None = None
+
+    @field_validator("match")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from exc
+        return v
+
+
+class TaskStep(Strict):
+    name: str
+    description: str = ""
+
+
+class Task(Strict):
+    """What the whole conversation must achieve (SPEC 3, task completion)."""
+
+    mode: Literal["slot", "step", "hybrid"] = "slot"
+    slots: list[TaskSlot] = Field(default_factory=list)
+    steps: list[TaskStep] = Field(default_factory=list)
+    slot_weight: float = Field(default=0.5, ge=0, le=1)
+    step_weight: float = Field(default=0.5, ge=0, le=1)
+    success_threshold: float = Field(default=0.8, ge=0, le=1)
+    partial_threshold: float = Field(default=0.5, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Task:
+        if self.mode in ("slot", "hybrid") and not self.slots:
+            raise ValueError(f"mode {self.mode!r} needs at least one entry in 'slots'")
+        if self.mode in ("step", "hybrid") and not self.steps:
+            raise ValueError(f"mode {self.mode!r} needs at least one entry in 'steps'")
+        if self.partial_threshold > self.success_threshold:
+            raise ValueError("partial_threshold must not exceed success_threshold")
+        return self
+
+
+class Outcome(Strict):
+    task: Task | None = None
+
+
+class Scenario(_Item):
+    """A multi-turn conversation; its turns run in order on one conversation."""
+
+    knowledge: dict[str, Json] | None = None
+    history: list[HistoryItem] = Field(default_factory=list)
+    extra: dict[str, Json] = Field(default_factory=dict)
+    turns: list[Turn] = Field(min_length=1)
+    outcome: Outcome | None = None
+    judge: dict[str, Json] | Literal[False] = Field(default_factory=dict)
+
+
+class CaseFileModel(Strict):
+    """The top level of a case file."""
+
+    defaults: dict[str, Json] = Field(default_factory=dict)
+    cases: list[dict[str, Json]] = Field(default_factory=list)
+    scenarios: list[dict[str, Json]] = Field(default_factory=list)

@@ -1,0 +1,179 @@
+"""The project configuration, ``agenteval.yaml`` (SPEC 4b and 5)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "AgentEvalConfig",
+    "BuiltinTarget",
+    "HttpTarget",
+    "JudgeConfig",
+    "OpenAIChatTarget",
+    "PathsConfig",
+    "PrivacyConfig",
+    "PythonTarget",
+    "Target",
+    "TEMPLATE_NAMES",
+]
+
+#: Names a request template may use (``extra.<key>`` too).
+TEMPLATE_NAMES = frozenset(
+    {"input", "history", "knowledge", "extra", "conversation_id", "case_id", "turn_index"}
+)
+_PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_][\w.\-]*)\}(?!\})")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def template_names(template: Any) -> set[str]:
+    """Every ``{name}`` a template refers to (recursively)."""
+    if isinstance(template, str):
+        return set(_PLACEHOLDER.findall(template))
+    if isinstance(template, dict):
+        return set().union(*(template_names(v) for v in template.values())) if template else set()
+    if isinstance(template, list):
+        return set().union(*(template_names(v) for v in template)) if template else set()
+    return set()
+
+
+class ResponseMap(Strict):
+    """Dotted paths to the normalised fields in the agent's JSON reply."""
+
+    output: str = "output"
+    intent_code: str | None = "intent_code"
+    intent_name: str | None = "intent_name"
+    conversation_id: str | None = "conversation_id"
+
+
+DEFAULT_TEMPLATE: dict[str, Any] = {
+    name: "{" + name + "}" for name in sorted(TEMPLATE_NAMES)
+}
+
+
+class _TargetBase(Strict):
+    timeout_s: float = Field(default=30.0, gt=0)
+    concurrency: int = Field(default=32, ge=1, le=4096)
+    retries: int = Field(default=0, ge=0, le=10)
+
+
+class HttpTarget(_TargetBase):
+    """An agent behind an HTTP JSON API."""
+
+    adapter: Literal["http"]
+    url: str
+    method: Literal["POST", "PUT"] = "POST"
+    headers: dict[str, str] = Field(default_factory=dict)
+    request_template: dict[str, Any] = Field(default_factory=lambda: dict(DEFAULT_TEMPLATE))
+    history_item: dict[str, Any] | None = None
+    roles: dict[str, str] = Field(default_factory=dict)
+    response_map: ResponseMap = Field(default_factory=ResponseMap)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not re.match(r"^https?://", v):
+            raise ValueError("the target url must start with http:// or https://")
+        return v
+
+    @field_validator("request_template")
+    @classmethod
+    def _known_names(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for name in template_names(v):
+            root = name.split(".", 1)[0]
+            if root not in TEMPLATE_NAMES:
+                known = ", ".join(sorted(TEMPLATE_NAMES))
+                raise ValueError(f"unknown template name {{{name}}}; known names: {known}")
+        return v
+
+    @field_validator("history_item")
+    @classmethod
+    def _history_names(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        for name in template_names(v or {}):
+            if name not in ("role", "content"):
+                raise ValueError(f"history_item may use {{role}} and {{content}} only, not {{{name}}}")
+        return v
+
+
+class PythonTarget(_TargetBase):
+    """A Python callable ``package.module:function`` (sync or async)."""
+
+    adapter: Literal["python"]
+    callable: str
+
+    @field_validator("callable")
+    @classmethod
+    def _shape(cls, v: str) -> str:
+        if not re.match(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", v):
+            raise ValueError("write the callable as package.module:function")
+        return v
+
+
+class OpenAIChatTarget(_TargetBase):
+    """A model behind an OpenAI-compatible chat endpoint plus a system prompt."""
+
+    adapter: Literal["openai_chat"]
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    system_prompt: str = ""
+    temperature: float | None = Field(default=0.0, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+class BuiltinTarget(_TargetBase):
+    """The reference agent shipped with the package, started on a loopback port."""
+
+    adapter: Literal["builtin"]
+    latency_ms: float = Field(default=0.0, ge=0, le=60_000)
+
+
+Target = Annotated[
+    HttpTarget | PythonTarget | OpenAIChatTarget | BuiltinTarget,
+    Field(discriminator="adapter"),
+]
+
+
+class JudgeConfig(Strict):
+    """The LLM judge (evaluated by a later layer; validated now)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = Field(default=16, ge=1)
+    max_contract_retries: int = Field(default=2, ge=0, le=10)
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    cache: str | None = ".agenteval/cache.sqlite"
+    output_mode: Literal["auto", "json_schema", "json_object", "text"] = "auto"
+
+
+class PathsConfig(Strict):
+    rules_dir: str = "rules"
+    reports_dir: str = "reports"
+
+
+class PrivacyConfig(Strict):
+    """Masking of phone numbers, ID numbers and e-mails in everything reported."""
+
+    mask: bool = True
+    allow: list[str] = Field(default_factory=list)
+
+
+class AgentEvalConfig(Strict):
+    target: Target = Field(default_factory=lambda: BuiltinTarget(adapter="builtin"))
+    judge: JudgeConfig | None = None
+    paths: PathsConfig = Field(default_factory=PathsConfig)
+    language: Literal["zh", "en"] = "zh"
+    privacy: PrivacyConfig = Field(default_factory=PrivacyConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_null_sections(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if not (v is None and k != "judge")}
+        return data

@@ -1,0 +1,116 @@
+"""Compiling a validated case or scenario into what the engine runs.
+
+A plan holds only frozen, validated data: the turns with their request
+fields, their expectation and their bound rules. Compiling happens at
+collection, so every rule type and param error surfaces there, with its line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .model.cases import Case, Expected, RuleSpec, Scenario
+from .rules.evaluate import BoundRule, bind
+
+__all__ = ["ItemPlan", "TurnPlan", "compile_case", "compile_scenario"]
+
+Kind = Literal["case", "scenario"]
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    input: str
+    knowledge: dict[str, Any] | None
+    extra: dict[str, Any]
+    expected: Expected
+    rules: tuple[BoundRule, ...]
+    rule_logic: str = "all"
+    rule_pass_threshold: float = 0.7
+
+
+@dataclass(frozen=True)
+class ItemPlan:
+    """One pytest item's worth of work: one conversation of one or more turns."""
+
+    kind: Kind
+    id: str
+    history: tuple[dict[str, str], ...]
+    turns: tuple[TurnPlan, ...]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class RuleBindError(ValueError):
+    """A rule entry is wrong; ``path`` is where it sits in the item."""
+
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _bind_all(specs: list[RuleSpec], base: tuple[str | int, ...]) -> tuple[BoundRule, ...]:
+    out = []
+    for i, spec in enumerate(specs):
+        rule_id = spec.id or f"{spec.type}#{i + 1}"
+        try:
+            out.append(bind(spec.type, spec.params, rule_id, spec.weight))
+        except KeyError as exc:
+            raise RuleBindError((*base, i, "type"), str(exc.args[0])) from None
+        except ValueError as exc:
+            raise RuleBindError((*base, i, "params"), str(exc)) from None
+    return tuple(out)
+
+
+def _meta(item: Case | Scenario, behaviors: list[str]) -> dict[str, Any]:
+    return {
+        "title": item.title,
+        "priority": item.priority,
+        "test_family": item.test_family,
+        "challenge": item.challenge,
+        "source": item.source,
+        "review_status": item.review_status,
+        "tags": list(item.tags),
+        "pair": item.pair.model_dump() if item.pair else None,
+        "behaviors": behaviors,
+        "judge_enabled": item.judge is not False,
+    }
+
+
+def compile_case(case: Case) -> ItemPlan:
+    req = case.request
+    turn = TurnPlan(
+        input=req.input,
+        knowledge=req.knowledge,
+        extra=dict(req.extra),
+        expected=case.expected,
+        rules=_bind_all(case.rules, ("rules",)),
+        rule_logic=case.rule_logic,
+        rule_pass_threshold=case.rule_pass_threshold,
+    )
+    behaviors = [case.expected.behavior] if case.expected.behavior else []
+    meta = _meta(case, behaviors)
+    meta["outcome"] = case.expected.outcome
+    return ItemPlan("case", case.id, tuple(h.model_dump() for h in req.history), (turn,), meta)
+
+
+def compile_scenario(sc: Scenario) -> ItemPlan:
+    turns = []
+    knowledge = sc.knowledge
+    for i, t in enumerate(sc.turns):
+        if t.sets_knowledge:
+            knowledge = t.knowledge
+        turns.append(TurnPlan(
+            input=t.input,
+            knowledge=knowledge,
+            extra={**sc.extra, **t.extra},
+            expected=t.expected,
+            rules=_bind_all(t.rules, ("turns", i, "rules")),
+            rule_logic=t.rule_logic,
+            rule_pass_threshold=t.rule_pass_threshold,
+        ))
+    behaviors = sorted({t.expected.behavior for t in sc.turns if t.expected.behavior})
+    meta = _meta(sc, behaviors)
+    meta["outcome"] = None
+    meta["task"] = sc.outcome.task.model_dump() if sc.outcome and sc.outcome.task else None
+    return ItemPlan("scenario", sc.id, tuple(h.model_dump() for h in sc.history),
+                    tuple(turns), meta)

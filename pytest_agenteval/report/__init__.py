@@ -1,0 +1,1 @@
+"""Everything a run gives back: the run record, terminal text, reports."""

@@ -1,0 +1,112 @@
+"""The run record: ``results.jsonl`` as items finish, ``results.json`` at the end (SPEC 7).
+
+Only the controller (or the single process) writes. Every record is a JSON
+value received with pytest's own reports, so the record is the same with and
+without xdist. The lines file is flushed per item, so an interrupted run keeps
+every item that finished.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["RunRecorder", "dataset_fingerprint"]
+
+_VERSIONED = ("pytest-agenteval", "pytest", "pytest-xdist", "pytest-html", "httpx", "pydantic",
+              "openai", "PyYAML")
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in _VERSIONED:
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def file_sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def dataset_fingerprint(rootdir: Path, files: list[str]) -> dict[str, Any]:
+    """Each case file with its hash, and one hash over all of them (sorted by path)."""
+    entries = []
+    total = hashlib.sha256()
+    for name in sorted(set(files)):
+        digest = file_sha256(rootdir / name)
+        entries.append({"path": name, "sha256": digest})
+        total.update(f"{name}\0{digest}\n".encode())
+    return {"files": entries, "sha256": total.hexdigest() if entries else None}
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).astimezone().isoformat(timespec="seconds")
+
+
+class RunRecorder:
+    """Owns ``reports/<timestamp>/`` for one run."""
+
+    def __init__(self, reports_dir: Path) -> None:
+        self.reports_dir = reports_dir
+        self.started = _now()
+        self._stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        self.run_dir: Path | None = None
+        self._lines: TextIO | None = None
+
+    def _ensure_dir(self) -> Path:
+        if self.run_dir is None:
+            base = self.reports_dir / self._stamp
+            path, n = base, 1
+            while True:
+                try:
+                    path.mkdir(parents=True, exist_ok=False)
+                    break
+                except FileExistsError:
+                    n += 1
+                    path = base.with_name(f"{self._stamp}-{n}")
+            self.run_dir = path
+        return self.run_dir
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Write one finished item to ``results.jsonl`` and flush it to disk."""
+        if self._lines is None:
+            self._lines = (self._ensure_dir() / "results.jsonl").open("a", encoding="utf-8")
+        self._lines.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        self._lines.flush()
+        os.fsync(self._lines.fileno())
+
+    def finish(self, document: dict[str, Any]) -> Path:
+        """Write ``results.json`` atomically; returns its path."""
+        if self._lines is not None:
+            self._lines.close()
+            self._lines = None
+        run_dir = self._ensure_dir()
+        path = run_dir / "results.json"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(document, ensure_ascii=False, indent=2, sort_keys=False) + "\n",
+                       encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+    def run_metadata(self, **fields: Any) -> dict[str, Any]:
+        return {
+            "started": self.started,
+            "finished": _now(),
+            "run_dir": str(self.run_dir) if self.run_dir else None,
+            "argv": sys.argv[1:],
+            "versions": _versions(),
+            **fields,
+        }

@@ -1,0 +1,112 @@
+"""Plain-text renderings: an item's failure explanation and the terminal summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["explain", "summary_lines"]
+
+_MARK = {"passed": "✓", "failed": "✗", "not_applicable": "-"}
+
+
+def _clip(text: str | None, n: int = 160) -> str:
+    if text is None:
+        return ""
+    text = text.replace("\n", "⏎")
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _rule_lines(rows: list[dict[str, Any]], indent: str) -> list[str]:
+    out = []
+    for r in rows:
+        if r["status"] != "failed":
+            continue
+        veto = " [veto]" if r.get("veto") else ""
+        out.append(f"{indent}✗ {r['rule_id']} ({r['type']}){veto}: {r['reason']}")
+        if r.get("evidence"):
+            out.append(f"{indent}    evidence: {_clip(r['evidence'])}")
+    return out
+
+
+def _turn_lines(turn: dict[str, Any], indent: str) -> list[str]:
+    lines = [f"{indent}user:  {_clip(turn['input'])}"]
+    if turn.get("error"):
+        err = turn["error"]
+        lines.append(f"{indent}agent error ({err['kind']}): {_clip(err['detail'], 300)}")
+        return lines
+    lines.append(f"{indent}agent: {_clip(turn['reply'])}")
+    intent = turn.get("intent") or {}
+    if intent.get("correct") is False or intent.get("code_correct") is False:
+        lines.append(f"{indent}intent: predicted {intent.get('predicted')} "
+                     f"(code {intent.get('code_returned')}), expected {intent.get('expected')}"
+                     + (f" / code {intent['code_expected']}" if intent.get("code_expected")
+                        is not None else ""))
+    logic = turn.get("rule_logic") or {}
+    if logic and not logic.get("passed", True):
+        lines.append(f"{indent}rules: {logic.get('reason')}")
+    lines += _rule_lines(turn.get("rules", []), indent)
+    return lines
+
+
+def explain(result: dict[str, Any]) -> str:
+    """Why an item failed or errored: rule ids, evidence, intent; no traceback."""
+    status = result["status"].upper()
+    head = f"{status} {result['kind']} {result['id']}"
+    if result.get("title"):
+        head += f" — {result['title']}"
+    lines = [head]
+    if result["kind"] == "case":
+        turn = {"input": result["request"]["input"], "reply": result["response"]["output"],
+                "error": result.get("error"), "intent": result.get("intent"),
+                "rules": result.get("rules", []), "rule_logic": result.get("rule_logic")}
+        lines += _turn_lines(turn, "  ")
+    else:
+        for t in result.get("turns", []):
+            if t["status"] in ("failed", "error"):
+                lines.append(f"  turn {t['index'] + 1} {t['status'].upper()}:")
+                lines += _turn_lines(t, "    ")
+        planned, ran = result.get("turns_planned", 0), len(result.get("turns", []))
+        if ran < planned:
+            lines.append(f"  (stopped after turn {ran} of {planned}: the agent did not answer)")
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+    return "not evaluated" if value is None else f"{value:.0f}{unit}"
+
+
+def summary_lines(metrics: dict[str, Any], completeness: dict[str, Any],
+                  results_path: str | None) -> list[str]:
+    """The agenteval block of the terminal summary."""
+    c = metrics["counts"]
+    lines = [f"items: {c['total']} ({c['cases']} cases, {c['scenarios']} scenarios)  "
+             f"passed {c['passed']} · failed {c['failed']} · review {c['review']} · "
+             f"error {c['error']}"]
+    intent = metrics["intent"]
+    if intent["accuracy"] is not None:
+        lines.append(f"intent: {intent['correct']}/{intent['evaluated_turns']} turns correct "
+                     f"({intent['accuracy']:.1%})")
+    failures = metrics["rules"]["failures_by_rule"]
+    if failures:
+        lines.append("failures per rule id:")
+        lines += [f"  {rid:<28} {n}" for rid, n in list(failures.items())[:15]]
+        if len(failures) > 15:
+            lines.append(f"  … and {len(failures) - 15} more rule ids (see results.json)")
+    svc = metrics["service"]
+    lat = svc["latency_ms"]
+    lines.append(f"agent: {svc['agent_calls']} calls, {svc['agent_errors']} errors"
+                 + (f" {svc['errors_by_kind']}" if svc["errors_by_kind"] else "")
+                 + f"; latency P50 {_fmt(lat['p50'], ' ms')} · P95 {_fmt(lat['p95'], ' ms')}"
+                 f" · max {_fmt(lat['max'], ' ms')}")
+    if not completeness["complete"]:
+        missing = completeness["missing"]
+        why = " (run stopped early)" if completeness["stopped_early"] else ""
+        lines.append(f"INCOMPLETE: {len(missing)} of {completeness['expected']} selected items"
+                     f" have no result{why}:")
+        lines += [f"  {n}" + (f" — {completeness['lost'][n][:120]}"
+                              if n in completeness["lost"] else "") for n in missing[:20]]
+        if completeness["duplicates"]:
+            lines.append(f"  reported twice: {', '.join(completeness['duplicates'])}")
+    if results_path:
+        lines.append(f"run record: {results_path}")
+    return lines

@@ -1,0 +1,159 @@
+"""The rule-type registry: one decorated function per rule type.
+
+A rule type is a function ``check(params, turn) -> RuleOutcome`` registered
+under a name with a pydantic model of its params; the params of every rule
+instance are validated when the case file is collected, so a typo fails
+collection with its line instead of misjudging a run. Users register their
+own types in ``conftest.py`` with :func:`rule`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+__all__ = [
+    "REGISTRY",
+    "NoParams",
+    "Params",
+    "Registry",
+    "RuleOutcome",
+    "RuleStatus",
+    "RuleType",
+    "TurnView",
+    "rule",
+]
+
+RuleStatus = Literal["passed", "failed", "not_applicable"]
+P = TypeVar("P", bound=BaseModel)
+F = TypeVar("F", bound=Callable[..., "RuleOutcome"])
+
+
+class Params(BaseModel):
+    """Base of every rule type's params: unknown params are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoParams(Params):
+    pass
+
+
+@dataclass(frozen=True)
+class TurnView:
+    """What a rule sees of one turn: the request, the reply and the expectation."""
+
+    input: str
+    reply: str
+    history: list[dict[str, str]] = field(default_factory=list)
+    knowledge: dict[str, Any] | None = None
+    knowledge_points: list[dict[str, Any]] = field(default_factory=list)
+    assertions: dict[str, Any] = field(default_factory=dict)
+    intent_code: int | str | None = None
+    intent_name: str | None = None
+    latency_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """The result of one rule on one turn; ``evidence`` quotes what decided it."""
+
+    status: RuleStatus
+    reason: str = ""
+    evidence: str = ""
+    score: float | None = None
+
+    @classmethod
+    def passed(cls, reason: str = "", evidence: str = "", score: float = 1.0) -> RuleOutcome:
+        return cls("passed", reason, evidence, score)
+
+    @classmethod
+    def failed(cls, reason: str, evidence: str = "", score: float = 0.0) -> RuleOutcome:
+        return cls("failed", reason, evidence, score)
+
+    @classmethod
+    def not_applicable(cls, reason: str) -> RuleOutcome:
+        return cls("not_applicable", reason, "", None)
+
+    @classmethod
+    def decide(cls, ok: bool, reason: str, evidence: str = "",
+               score: float | None = None) -> RuleOutcome:
+        s = (1.0 if ok else 0.0) if score is None else score
+        return cls("passed" if ok else "failed", reason, evidence, s)
+
+
+@dataclass(frozen=True)
+class RuleType(Generic[P]):
+    """A registered rule type."""
+
+    name: str
+    params: type[P]
+    check: Callable[[P, TurnView], RuleOutcome]
+    doc: str = ""
+
+    def parse(self, raw: dict[str, Any]) -> P:
+        """Validate params; raise ``ValueError`` naming the param and the fix."""
+        try:
+            return self.params.model_validate(raw)
+        except ValidationError as exc:
+            parts = []
+            for err in exc.errors():
+                loc = ".".join(str(p) for p in err["loc"]) or "params"
+                msg = "unknown param" if err["type"] == "extra_forbidden" else err["msg"]
+                parts.append(f"params.{loc}: {msg}")
+            known = ", ".join(self.params.model_fields) or "none"
+            raise ValueError(f"rule type {self.name!r}: {'; '.join(parts)} "
+                             f"(its params: {known})") from None
+
+
+class Registry:
+    """Name → rule type. Registering a name twice replaces it (a user may override)."""
+
+    def __init__(self) -> None:
+        self._types: dict[str, RuleType[Any]] = {}
+
+    def register(self, rule_type: RuleType[Any]) -> None:
+        self._types[rule_type.name] = rule_type
+
+    def get(self, name: str) -> RuleType[Any]:
+        self._load_builtins()
+        try:
+            return self._types[name]
+        except KeyError:
+            known = ", ".join(sorted(self._types))
+            raise KeyError(f"unknown rule type {name!r}; known types: {known}") from None
+
+    def names(self) -> list[str]:
+        self._load_builtins()
+        return sorted(self._types)
+
+    @staticmethod
+    def _load_builtins() -> None:
+        from . import builtin  # noqa: F401  (registers the built-in types on import)
+
+
+REGISTRY = Registry()
+
+
+def rule(name: str, params: type[BaseModel] = NoParams) -> Callable[[F], F]:
+    """Register ``check(params, turn) -> RuleOutcome`` as rule type ``name``.
+
+    Example (in ``conftest.py``)::
+
+        class Polite(agenteval.Params):
+            words: list[str] = ["您"]
+
+        @agenteval.rule("uses_polite_form", params=Polite)
+        def uses_polite_form(p: Polite, turn: agenteval.TurnView) -> agenteval.RuleOutcome:
+            hit = next((w for w in p.words if w in turn.reply), None)
+            return agenteval.RuleOutcome.decide(hit is not None, "polite form", hit or "")
+    """
+
+    def decorate(fn: F) -> F:
+        REGISTRY.register(RuleType(name, params, fn, (fn.__doc__ or "").strip()))
+        return fn
+
+    return decorate
