@@ -45,10 +45,10 @@ class LoadedConfig:
         if isinstance(t, HttpTarget):
             out["url"] = _strip_credentials(t.url)
         elif t.adapter == "python":
-            out["callable"] = t.callable  # type: ignore[union-attr]
+            out["callable"] = t.callable
         elif t.adapter == "openai_chat":
-            out["model"] = t.model  # type: ignore[union-attr]
-            out["base_url"] = _strip_credentials(t.base_url or "")  # type: ignore[union-attr]
+            out["model"] = t.model
+            out["base_url"] = _strip_credentials(t.base_url or "")
         return out
 
 

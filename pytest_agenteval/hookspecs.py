@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+
 def pytest_agenteval_case_result(config: pytest.Config, result: dict[str, Any]) -> None:
     """Called on the controller (or the single process) for every finished item.
 

@@ -17,7 +17,9 @@ __all__ = ["Masker"]
 _EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
 # ID card (18, last may be X) before phones, so a phone inside it is not matched first.
 _ID_CARD = re.compile(r"(?<![0-9０-９])[1-9１-９](?:[0-9０-９]{16})[0-9０-９Xx](?![0-9０-９])")
-_PHONE = re.compile(r"(?<![0-9０-９])(?:\+?86[\s-]?)?[1１][3-9３-９](?:[\s-]?[0-9０-９]){9}(?![0-9０-９])")
+_PHONE = re.compile(
+    r"(?<![0-9０-９])(?:\+?86[\s-]?)?[1１][3-9３-９](?:[\s-]?[0-9０-９]){9}(?![0-9０-９])"
+)
 
 
 def _digits(text: str) -> str:

@@ -96,11 +96,12 @@ class AgentEvalSession:
         return self._taxonomy
 
     def _concurrency(self) -> int:
-        total = self.config.getoption("agenteval_concurrency") or self.loaded.target.concurrency
+        option: int | None = self.config.getoption("agenteval_concurrency")
+        total: int = option or self.loaded.target.concurrency
         if self.role == "worker":
             workers = int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
             return max(1, math.ceil(total / workers))
-        return int(total)
+        return total
 
     def _prefetch(self) -> Prefetch:
         if self.role != "worker":
@@ -158,7 +159,8 @@ class AgentEvalSession:
                 self._engine = Engine(self.loaded.target, self.rootdir, self.taxonomy,
                                       self._concurrency())
             except Exception as exc:
-                self._engine_error = f"could not start the target adapter: {type(exc).__name__}: {exc}"
+                self._engine_error = (f"could not start the target adapter: "
+                                      f"{type(exc).__name__}: {exc}")
         return self._engine
 
     def run_item(self, item: Any) -> dict[str, Any]:
@@ -182,7 +184,9 @@ class AgentEvalSession:
         record = dict(item.result)
         line = item.line
         record.update(nodeid=item.nodeid, file=locate(item.path, self.rootdir), line=line)
-        return json.loads(json.dumps(self.masker.data(record), ensure_ascii=False))
+        payload: dict[str, Any] = json.loads(json.dumps(self.masker.data(record),
+                                                         ensure_ascii=False))
+        return payload
 
     def close_engine(self) -> None:
         if self._engine is not None:
@@ -240,7 +244,7 @@ class AgentEvalSession:
                                                      for n in self.expected or []})
         taxonomy_path = self.rules_dir / "taxonomy.yaml"
         cfg = self.loaded
-        return self.masker.data(self.recorder.run_metadata(
+        meta: dict[str, Any] = self.masker.data(self.recorder.run_metadata(
             rootdir=str(self.rootdir),
             config_file=locate(cfg.path, self.rootdir) if cfg.path else None,
             dataset=dataset_fingerprint(self.rootdir, files),
@@ -260,3 +264,4 @@ class AgentEvalSession:
             language=cfg.model.language,
             duration_s=round(time.perf_counter() - self._t0, 3),
         ))
+        return meta

@@ -103,7 +103,8 @@ def load_yaml(path: Path, display: str | None = None) -> YamlDoc:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise SourceError(Location(name), f"not UTF-8 ({exc.reason}); save the file as UTF-8") from exc
+        raise SourceError(Location(name),
+                          f"not UTF-8 ({exc.reason}); save the file as UTF-8") from exc
     return loads(text, name)
 
 

@@ -88,7 +88,8 @@ class DemoServer:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}{PATH}"
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}{PATH}"
 
     def start(self) -> DemoServer:
         self._thread = threading.Thread(target=self._server.serve_forever,

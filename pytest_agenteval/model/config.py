@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "TEMPLATE_NAMES",
     "AgentEvalConfig",
     "BuiltinTarget",
     "HttpTarget",
@@ -17,7 +18,6 @@ __all__ = [
     "PrivacyConfig",
     "PythonTarget",
     "Target",
-    "TEMPLATE_NAMES",
 ]
 
 #: Names a request template may use (``extra.<key>`` too).
@@ -96,7 +96,8 @@ class HttpTarget(_TargetBase):
     def _history_names(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
         for name in template_names(v or {}):
             if name not in ("role", "content"):
-                raise ValueError(f"history_item may use {{role}} and {{content}} only, not {{{name}}}")
+                raise ValueError(
+                    f"history_item may use {{role}} and {{content}} only, not {{{name}}}")
         return v
 
 

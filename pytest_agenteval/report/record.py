@@ -53,7 +53,7 @@ def dataset_fingerprint(rootdir: Path, files: list[str]) -> dict[str, Any]:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).astimezone().isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
 
 
 class RunRecorder:

@@ -13,9 +13,9 @@ __all__ = ["KeywordMatch", "Regex"]
 
 
 class KeywordMatch(Params):
-    any: list[str] = []
-    all: list[str] = []
-    none: list[str] = []
+    any: tuple[str, ...] = ()
+    all: tuple[str, ...] = ()
+    none: tuple[str, ...] = ()
     ignore_case: bool = False
 
     @model_validator(mode="after")
@@ -54,7 +54,7 @@ def keyword_match(p: KeywordMatch, turn: TurnView) -> RuleOutcome:
     score = satisfied / total
     if problems:
         return RuleOutcome.failed("; ".join(problems), ", ".join(forbidden) or turn.reply, score)
-    return RuleOutcome.passed("keywords satisfied", ", ".join(hits_any + p.all), score)
+    return RuleOutcome.passed("keywords satisfied", ", ".join([*hits_any, *p.all]), score)
 
 
 class Regex(Params):

@@ -19,5 +19,5 @@ def normalize(text: str, ignore_case: bool = False) -> str:
 
 def sentences(text: str) -> list[str]:
     """Sentences of ``text``: 。！？!?；; and newlines end a sentence."""
-    parts = _SENTENCE_END.split(normalize(text))
+    parts = _SENTENCE_END.split(text)
     return [p.strip() for p in parts if not _ONLY_PUNCT.match(p)]
