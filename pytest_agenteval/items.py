@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .model import MultiSourceError, validate_at
+from .model import MultiSourceError, field_name, validate_at
 from .model.cases import Case, CaseFileModel, Scenario
 from .plan import ItemPlan, RuleBindError, compile_case, compile_scenario
 from .yamlio import Location, SourceError, YamlDoc, load_yaml, locate
@@ -90,8 +90,9 @@ class CaseFile(pytest.File):
         try:
             plan = compile_case(item) if isinstance(item, Case) else compile_scenario(item)
         except RuleBindError as exc:
-            path = (*where, *exc.path)
-            raise SourceError(doc.at(path), str(exc), ".".join(map(str, path))) from None
+            raise MultiSourceError([
+                SourceError(doc.at((*where, *path)), msg, field_name((*where, *path)))
+                for path, msg in exc.problems]) from None
         return plan, doc.at(where)
 
 

@@ -41,23 +41,26 @@ class ItemPlan:
 
 
 class RuleBindError(ValueError):
-    """A rule entry is wrong; ``path`` is where it sits in the item."""
+    """Rule entries are wrong; ``problems`` are (path in the item, message) pairs."""
 
-    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
-        super().__init__(message)
-        self.path = path
+    def __init__(self, problems: list[tuple[tuple[str | int, ...], str]]) -> None:
+        super().__init__("; ".join(msg for _, msg in problems))
+        self.problems = problems
 
 
 def _bind_all(specs: list[RuleSpec], base: tuple[str | int, ...]) -> tuple[BoundRule, ...]:
     out = []
+    problems: list[tuple[tuple[str | int, ...], str]] = []
     for i, spec in enumerate(specs):
         rule_id = spec.id or f"{spec.type}#{i + 1}"
         try:
             out.append(bind(spec.type, spec.params, rule_id, spec.weight))
         except KeyError as exc:
-            raise RuleBindError((*base, i, "type"), str(exc.args[0])) from None
+            problems.append(((*base, i, "type"), str(exc.args[0])))
         except ValueError as exc:
-            raise RuleBindError((*base, i, "params"), str(exc)) from None
+            problems.append(((*base, i, "params"), str(exc)))
+    if problems:
+        raise RuleBindError(problems)
     return tuple(out)
 
 
@@ -96,18 +99,26 @@ def compile_case(case: Case) -> ItemPlan:
 def compile_scenario(sc: Scenario) -> ItemPlan:
     turns = []
     knowledge = sc.knowledge
+    problems: list[tuple[tuple[str | int, ...], str]] = []
     for i, t in enumerate(sc.turns):
         if t.sets_knowledge:
             knowledge = t.knowledge
+        try:
+            rules = _bind_all(t.rules, ("turns", i, "rules"))
+        except RuleBindError as exc:
+            problems += exc.problems
+            continue
         turns.append(TurnPlan(
             input=t.input,
             knowledge=knowledge,
             extra={**sc.extra, **t.extra},
             expected=t.expected,
-            rules=_bind_all(t.rules, ("turns", i, "rules")),
+            rules=rules,
             rule_logic=t.rule_logic,
             rule_pass_threshold=t.rule_pass_threshold,
         ))
+    if problems:
+        raise RuleBindError(problems)
     behaviors = sorted({t.expected.behavior for t in sc.turns if t.expected.behavior})
     meta = _meta(sc, behaviors)
     meta["outcome"] = None

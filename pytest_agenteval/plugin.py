@@ -117,6 +117,12 @@ class _Reports:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.session.logreport(report)
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # A broken case file must not cost the other files their run (SPEC 3):
+        # pytest would otherwise stop after collection ("Interrupted: 1 error").
+        if report.failed and report.nodeid.endswith((".yaml", ".yml")):
+            self.session.config.option.continue_on_collection_errors = True
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -209,7 +209,9 @@ class AgentEvalSession:
             self.lost[report.nodeid] = f"no result ({report.when}): {text}"
 
     def finish(self, session: pytest.Session) -> None:
-        if self.recorder is None or (not self.records and not self.expected and not self.lost):
+        if self.recorder is None or self.config.option.collectonly:
+            return
+        if not self.records and not self.expected and not self.lost:
             return
         cases = list(self.records.values())
         self.metrics = summarize(cases)

@@ -9,13 +9,13 @@ from pydantic import BaseModel, ValidationError
 
 from ..yamlio import SourceError, YamlDoc
 
-__all__ = ["describe_validation", "validate_at"]
+__all__ = ["MultiSourceError", "describe_validation", "field_name", "validate_at"]
 
 M = TypeVar("M", bound=BaseModel)
 _Loc = tuple[str | int, ...]
 
 
-def _field_name(loc: Sequence[str | int]) -> str:
+def field_name(loc: Sequence[str | int]) -> str:
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -65,7 +65,7 @@ def describe_validation(
     for err in exc.errors():
         rel = _data_path(data, err["loc"])
         full = (*prefix, *rel)
-        out.append(SourceError(doc.at(full), _hint(err), _field_name(full)))
+        out.append(SourceError(doc.at(full), _hint(err), field_name(full)))
     return out
 
 

@@ -76,10 +76,11 @@ class Regex(Params):
 def regex(p: Regex, turn: TurnView) -> RuleOutcome:
     """The pattern is found in the reply (or, with ``must_match: false``, is not).
 
-    The reply is NFKC-normalised first, so ``\\d`` matches full-width digits.
+    Reply and pattern are NFKC-normalised first, so ``\\d`` matches full-width digits
+    and a pattern written with Chinese punctuation matches either width.
     """
     flags = re.IGNORECASE if p.ignore_case else 0
-    m = re.search(p.pattern, normalize(turn.reply), flags)
+    m = re.search(normalize(p.pattern), normalize(turn.reply), flags)
     if p.must_match:
         if m:
             return RuleOutcome.passed(f"/{p.pattern}/ found", m.group(0))

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from agents import FakeAgent
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def agent() -> Iterator[FakeAgent]:
+    with FakeAgent() as a:
+        yield a
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, agent: FakeAgent) -> Callable[..., Path]:
+    """Lay out an evaluation project pointing at the fake agent; returns its root.
+
+    ``project(cases={"a.yaml": "..."}, config="...")`` — ``config`` is extra YAML
+    appended under ``target:`` (indented by the caller as needed).
+    """
+
+    def make(cases: dict[str, str], target: str = "", ini: str = "",
+             taxonomy: bool = False) -> Path:
+        pytester.makeini(f"[pytest]\nagenteval_paths = cases\n{ini}")
+        pytester.path.joinpath("agenteval.yaml").write_text(
+            f"target:\n  adapter: http\n  url: {agent.url}\n  timeout_s: 0.5\n{target}",
+            encoding="utf-8")
+        for name, text in cases.items():
+            path = pytester.path / "cases" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text), encoding="utf-8")
+        if taxonomy:
+            rules = pytester.path / "rules"
+            rules.mkdir(exist_ok=True)
+            rules.joinpath("taxonomy.yaml").write_text(
+                (PROJECT / "rules" / "taxonomy.yaml").read_text(encoding="utf-8"),
+                encoding="utf-8")
+        return pytester.path
+
+    return make

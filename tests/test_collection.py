@@ -1,0 +1,181 @@
+"""Collection: case files become items; errors name file, line and field."""
+
+from __future__ import annotations
+
+import pytest
+
+TWO_CASES = """\
+defaults:
+  priority: P1
+  test_family: CORE
+  request:
+    knowledge: &car {carConfigInfo: {archives: {mileage: 3.37万公里}}}
+cases:
+  - id: VEHICLE_INFO-001
+    title: 询问里程
+    request: {input: 这车跑了多少公里}
+    expected: {behavior: VEHICLE_INFO}
+    tags: [smoke]
+  - id: PHONE_PROVIDED-001
+    priority: P0
+    challenge: colloquial
+    request: {input: 13800000000}
+    expected: {behavior: PHONE_PROVIDED}
+scenarios:
+  - id: FLOW-LEAD-001
+    priority: P0
+    test_family: MULTI_TURN
+    knowledge: *car
+    turns:
+      - input: 这车多少钱
+        expected: {behavior: VEHICLE_INFO}
+      - input: 13800000000
+        expected: {behavior: PHONE_PROVIDED}
+"""
+
+
+def test_node_ids_end_in_the_case_id(project, pytester: pytest.Pytester) -> None:
+    project({"single/a.yaml": TWO_CASES})
+    result = pytester.runpytest("cases", "--collect-only", "-q")
+    result.stdout.fnmatch_lines([
+        "cases/single/a.yaml::VEHICLE_INFO-001",
+        "cases/single/a.yaml::PHONE_PROVIDED-001",
+        "cases/single/a.yaml::FLOW-LEAD-001",
+        "3 tests collected*",
+    ])
+
+
+@pytest.mark.parametrize(("args", "selected"), [
+    (["-m", "P0"], ["PHONE_PROVIDED-001", "FLOW-LEAD-001"]),
+    (["-m", "P1"], ["VEHICLE_INFO-001"]),
+    (["-m", "behavior(label='PHONE_PROVIDED')"], ["PHONE_PROVIDED-001", "FLOW-LEAD-001"]),
+    (["-k", "PHONE_PROVIDED"], ["PHONE_PROVIDED-001", "FLOW-LEAD-001"]),
+    (["-k", "MULTI_TURN"], ["FLOW-LEAD-001"]),
+    (["-k", "colloquial"], ["PHONE_PROVIDED-001"]),
+    (["-k", "smoke"], ["VEHICLE_INFO-001"]),
+    (["-k", "CORE and not P0"], ["VEHICLE_INFO-001"]),
+])
+def test_markers_and_keywords_select_exactly(project, pytester: pytest.Pytester,
+                                             args: list[str], selected: list[str]) -> None:
+    project({"single/a.yaml": TWO_CASES})
+    result = pytester.runpytest("cases", "--collect-only", "-q", *args)
+    got = [line.rsplit("::", 1)[1] for line in result.outlines if line.startswith("cases/")]
+    assert got == selected
+
+
+def test_a_malformed_file_is_one_error_and_the_rest_run(project, pytester) -> None:
+    project({"good.yaml": TWO_CASES, "bad.yaml": "cases:\n  - id: X-1\n    request: {input: [\n"})
+    result = pytester.runpytest("cases", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*ERROR collecting cases/bad.yaml*",
+                                 "*cases/bad.yaml:*invalid YAML*"])
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] == 3 and outcomes["errors"] == 1
+
+
+def test_unknown_field_names_file_line_and_field(project, pytester) -> None:
+    project({"a.yaml": """\
+        cases:
+          - id: A-1
+            request: {input: hi}
+          - id: A-2
+            request: {input: hi}
+            expected: {behaviour: VEHICLE_INFO}
+        """})
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines(["*cases/a.yaml:6 [[]cases[[]1[]].expected.behaviour[]]: "
+                                 "unknown field*"])
+
+
+def test_every_error_of_a_file_is_listed(project, pytester) -> None:
+    project({"a.yaml": """\
+        cases:
+          - id: A-1
+            priority: P9
+            request: {input: hi}
+          - id: A-2
+            request: {input: hi}
+            rules: [{type: no_such_rule}]
+        """})
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines([
+        "*2 error(s) in this file*",
+        "*cases/a.yaml:3 [[]cases[[]0[]].priority[]]*P0*",
+        "*cases/a.yaml:7 [[]cases[[]1[]].rules[[]0[]].type[]]: unknown rule type 'no_such_rule';"
+        " known types: *keyword_match*",
+    ])
+
+
+def test_bad_rule_params_fail_at_collection(project, pytester) -> None:
+    project({"a.yaml": """\
+        cases:
+          - id: A-1
+            request: {input: hi}
+            rules:
+              - {type: regex, params: {pattern: "([", must_match: true}}
+              - {type: max_sentences, params: {count: 2}}
+        """})
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines(["*cases/a.yaml:5*params*not a valid regular expression*",
+                                 "*cases/a.yaml:6*params.count: unknown param*its params: n*"])
+
+
+def test_duplicate_id_across_files_names_both_places(project, pytester) -> None:
+    case = "cases:\n  - id: SAME-1\n    request: {input: hi}\n"
+    project({"a.yaml": case, "b.yaml": "cases:\n  - id: OTHER\n    request: {input: x}\n"
+             "  - id: SAME-1\n    request: {input: hi}\n"})
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines(["*cases/b.yaml:4 [[]id[]]: duplicate id 'SAME-1': "
+                                 "already used at cases/a.yaml:2*"])
+
+
+def test_text_fields_keep_the_scalar_as_written(project, pytester, agent) -> None:
+    project({"a.yaml": """\
+        cases:
+          - id: T-1
+            request: {input: 13800000000}
+          - id: T-2
+            request: {input: 0138-1234}
+          - id: T-3
+            request: {input: 2021-06-01, history: [{role: user, content: 007}]}
+          - id: T-4
+            request: {input: no}
+        """})
+    pytester.runpytest("cases").assert_outcomes(passed=4)
+    sent = {r["case_id"]: r for r in agent.requests}
+    assert sent["T-1"]["input"] == "13800000000"
+    assert sent["T-2"]["input"] == "0138-1234"
+    assert sent["T-3"]["input"] == "2021-06-01"
+    assert sent["T-3"]["history"] == [{"role": "user", "content": "007"}]
+    assert sent["T-4"]["input"] == "no"
+
+
+def test_defaults_merge_deeply_and_anchors_work(project, pytester, agent) -> None:
+    project({"a.yaml": """\
+        defaults:
+          request:
+            knowledge: {a: 1, nested: {x: 1, y: 2}}
+            extra: {channel: im}
+        cases:
+          - id: D-1
+            request: {input: hi, knowledge: {nested: {y: 3}}}
+        """})
+    pytester.runpytest("cases").assert_outcomes(passed=1)
+    (sent,) = agent.requests
+    assert sent["knowledge"] == {"a": 1, "nested": {"x": 1, "y": 3}}
+    assert sent["extra"] == {"channel": "im"}
+
+
+def test_yaml_outside_agenteval_paths_is_not_collected(project, pytester) -> None:
+    project({"a.yaml": TWO_CASES})
+    pytester.makefile(".yaml", **{"docker-compose": "services: {web: {image: x}}"})
+    (pytester.path / ".ci").mkdir()
+    (pytester.path / ".ci" / "pipeline.yml").write_text("jobs: []\n")
+    result = pytester.runpytest("--collect-only", "-q")
+    assert "3 tests collected" in result.stdout.str()
+
+
+def test_an_empty_or_foreign_file_in_cases_is_an_error(project, pytester) -> None:
+    project({"a.yaml": TWO_CASES, "empty.yaml": "", "list.yaml": "- 1\n- 2\n"})
+    result = pytester.runpytest("cases", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*cases/empty.yaml*empty file*",
+                                 "*cases/list.yaml*top level must be a mapping*"])
