@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .model import MultiSourceError, field_name, validate_at
-from .model.cases import Case, CaseFileModel, Scenario
-from .plan import ItemPlan, RuleBindError, compile_case, compile_scenario
-from .yamlio import Location, SourceError, YamlDoc, load_yaml, locate
+from .casefile import load_case_file
+from .model import MultiSourceError
+from .plan import ItemPlan
+from .yamlio import SourceError, locate
 
-__all__ = ["CaseFile", "CaseItem", "CaseVerdict", "deep_merge"]
-
-_SCENARIO_FIELDS = frozenset(Scenario.model_fields)
+__all__ = ["CaseFile", "CaseItem", "CaseVerdict"]
 
 
 class CaseVerdict(Exception):
@@ -28,16 +25,6 @@ class CaseVerdict(Exception):
         self.text = text
 
 
-def deep_merge(base: Any, override: Any) -> Any:
-    """``override`` on top of ``base``: mappings merge key by key, anything else replaces."""
-    if isinstance(base, dict) and isinstance(override, dict):
-        out = dict(base)
-        for key, value in override.items():
-            out[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
-        return out
-    return copy.deepcopy(override)
-
-
 class CaseFile(pytest.File):
     """A YAML file of cases and scenarios. Any defect is one collection error listing all."""
 
@@ -47,7 +34,7 @@ class CaseFile(pytest.File):
         session = get_session(self.config)
         name = locate(self.path, self.config.rootpath)
         try:
-            entries = list(self._entries(load_yaml(Path(self.path), name)))
+            entries = load_case_file(Path(self.path), name)
         except SourceError as exc:
             raise self.CollectError(str(exc)) from None
         except MultiSourceError as exc:
@@ -58,42 +45,6 @@ class CaseFile(pytest.File):
         for plan, loc in entries:
             yield CaseItem.from_parent(self, name=plan.id, plan=plan, line=loc.line)
 
-    def _entries(self, doc: YamlDoc) -> Iterator[tuple[ItemPlan, Location]]:
-        if doc.data is None:
-            raise SourceError(doc.at(()), "empty file; add 'cases:' or 'scenarios:'")
-        if not isinstance(doc.data, dict):
-            raise SourceError(doc.at(()), "the top level must be a mapping with 'cases:' "
-                              "and/or 'scenarios:'")
-        top = validate_at(CaseFileModel, doc.data, doc)
-        if not top.cases and not top.scenarios:
-            raise SourceError(doc.at(()), "no 'cases:' or 'scenarios:' in this file")
-        errors: list[SourceError] = []
-        out: list[tuple[ItemPlan, Location]] = []
-        scenario_defaults = {k: v for k, v in top.defaults.items() if k in _SCENARIO_FIELDS}
-        for section, model, defaults in (("cases", Case, top.defaults),
-                                         ("scenarios", Scenario, scenario_defaults)):
-            for i, raw in enumerate(getattr(top, section)):
-                try:
-                    out.append(self._one(doc, (section, i), model, deep_merge(defaults, raw)))
-                except MultiSourceError as exc:
-                    errors += exc.errors
-                except SourceError as exc:
-                    errors.append(exc)
-        if errors:
-            raise MultiSourceError(errors)
-        yield from out
-
-    @staticmethod
-    def _one(doc: YamlDoc, where: tuple[str, int], model: type[Case] | type[Scenario],
-             data: dict[str, Any]) -> tuple[ItemPlan, Location]:
-        item = validate_at(model, data, doc, where)
-        try:
-            plan = compile_case(item) if isinstance(item, Case) else compile_scenario(item)
-        except RuleBindError as exc:
-            raise MultiSourceError([
-                SourceError(doc.at((*where, *path)), msg, field_name((*where, *path)))
-                for path, msg in exc.problems]) from None
-        return plan, doc.at(where)
 
 
 def _listing(errors: list[SourceError]) -> str:

@@ -1,0 +1,74 @@
+"""Loading one case file: YAML → defaults merged → validated → compiled plans.
+
+Pure (no pytest), so ``agenteval lint`` and the collector share it. Every
+defect of a file is collected, not just the first, so one run shows the whole
+list of fixes.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from .model import MultiSourceError, field_name, validate_at
+from .model.cases import Case, CaseFileModel, Scenario
+from .plan import ItemPlan, RuleBindError, compile_case, compile_scenario
+from .yamlio import Location, SourceError, YamlDoc, load_yaml
+
+__all__ = ["deep_merge", "load_case_file"]
+
+_SCENARIO_FIELDS = frozenset(Scenario.model_fields)
+
+
+def load_case_file(path: Path, display: str) -> list[tuple[ItemPlan, Location]]:
+    """Every item of the file with its location; raises Source/MultiSourceError."""
+    return _entries(load_yaml(path, display))
+
+
+def deep_merge(base: Any, override: Any) -> Any:
+    """``override`` on top of ``base``: mappings merge key by key, anything else replaces."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        out = dict(base)
+        for key, value in override.items():
+            out[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
+        return out
+    return copy.deepcopy(override)
+
+
+def _entries(doc: YamlDoc) -> list[tuple[ItemPlan, Location]]:
+    if doc.data is None:
+        raise SourceError(doc.at(()), "empty file; add 'cases:' or 'scenarios:'")
+    if not isinstance(doc.data, dict):
+        raise SourceError(doc.at(()), "the top level must be a mapping with 'cases:' "
+                          "and/or 'scenarios:'")
+    top = validate_at(CaseFileModel, doc.data, doc)
+    if not top.cases and not top.scenarios:
+        raise SourceError(doc.at(()), "no 'cases:' or 'scenarios:' in this file")
+    errors: list[SourceError] = []
+    out: list[tuple[ItemPlan, Location]] = []
+    scenario_defaults = {k: v for k, v in top.defaults.items() if k in _SCENARIO_FIELDS}
+    for section, model, defaults in (("cases", Case, top.defaults),
+                                     ("scenarios", Scenario, scenario_defaults)):
+        for i, raw in enumerate(getattr(top, section)):
+            try:
+                out.append(_one(doc, (section, i), model, deep_merge(defaults, raw)))
+            except MultiSourceError as exc:
+                errors += exc.errors
+            except SourceError as exc:
+                errors.append(exc)
+    if errors:
+        raise MultiSourceError(errors)
+    return out
+
+def _one(doc: YamlDoc, where: tuple[str, int], model: type[Case] | type[Scenario],
+         data: dict[str, Any]) -> tuple[ItemPlan, Location]:
+    item = validate_at(model, data, doc, where)
+    try:
+        plan = compile_case(item) if isinstance(item, Case) else compile_scenario(item)
+    except RuleBindError as exc:
+        raise MultiSourceError([
+            SourceError(doc.at((*where, *path)), msg, field_name((*where, *path)))
+            for path, msg in exc.problems]) from None
+    return plan, doc.at(where)
+
