@@ -46,11 +46,11 @@ def keyword_match(p: KeywordMatch, turn: TurnView) -> RuleOutcome:
     satisfied += len(p.none) - len(forbidden)
     problems = []
     if p.any and not hits_any:
-        problems.append(f"none of {p.any} found")
+        problems.append(f"none of [{' | '.join(p.any)}] found")
     if missing_all:
-        problems.append(f"missing {missing_all}")
+        problems.append(f"missing [{' | '.join(missing_all)}]")
     if forbidden:
-        problems.append(f"forbidden {forbidden} found")
+        problems.append(f"forbidden [{' | '.join(forbidden)}] found")
     score = satisfied / total
     if problems:
         return RuleOutcome.failed("; ".join(problems), ", ".join(forbidden) or turn.reply, score)
