@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from .model import MultiSourceError, validate_at
 from .model.config import AgentEvalConfig, BuiltinTarget, HttpTarget
 from .yamlio import Location, SourceError, YamlDoc, load_yaml, locate
@@ -69,12 +71,14 @@ def interpolate(data: Any, path: tuple[str | int, ...], doc: YamlDoc,
 
     def sub(m: re.Match[str]) -> str:
         name, default = m.group(1), m.group(2)
-        if name in env:
-            if env[name]:
-                secrets.add(env[name])
-            return env[name]
-        if default is not None:
+        value = env.get(name)
+        if value:
+            secrets.add(value)
+            return value
+        if default is not None:  # like the shell: the default replaces unset *or empty*
             return default
+        if value is not None:
+            return value
         if path and path[0] in _EAGER_SECTIONS:
             field = ".".join(str(p) for p in path)
             raise SourceError(doc.at(path), f"environment variable {name} is not set; export it"
@@ -140,6 +144,7 @@ def _override_url(model: AgentEvalConfig, url: str, path: Path | None,
                           f" not {target.adapter!r}")
     try:
         HttpTarget.model_validate(new.model_dump())
-    except ValueError as exc:
-        raise ConfigError(f"--agenteval-target {url}: {exc}") from None
+    except ValidationError as exc:
+        msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"--agenteval-target {url}: {msg}") from None
     return model.model_copy(update={"target": new})

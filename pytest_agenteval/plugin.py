@@ -79,7 +79,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if isinstance(item, CaseItem) and call.when == "call" and item.result is not None:
         payload = get_session(item.config).report_payload(item)
         report.agenteval = payload  # type: ignore[attr-defined]  # travels through xdist
-        report.user_properties += _junit_properties(payload)
+        props = _junit_properties(payload)
+        report.user_properties += props
+        item.user_properties += props  # junitxml reads them from the teardown report
     return report
 
 

@@ -16,7 +16,7 @@ __all__ = ["Masker"]
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
 # ID card (18, last may be X) before phones, so a phone inside it is not matched first.
-_ID_CARD = re.compile(r"(?<![0-9０-９])[1-9１-９](?:[0-9０-９]{16})[0-9０-９Xx](?![0-9０-９])")
+_ID_CARD = re.compile(r"(?<![0-9０-９])[1-9１-９](?:[0-9０-９]{16})[0-9０-９XxＸｘ](?![0-9０-９])")
 _PHONE = re.compile(
     r"(?<![0-9０-９])(?:\+?86[\s-]?)?[1１][3-9３-９](?:[\s-]?[0-9０-９]){9}(?![0-9０-９])"
 )
@@ -32,7 +32,10 @@ class Masker:
     def __init__(self, enabled: bool = True, allow: Iterable[str] = (),
                  secrets: Iterable[str] = ()) -> None:
         self.enabled = enabled
-        self.allow = {_digits(a) or a for a in allow}
+        self.allow = set(allow)
+        #: number-like entries (phones, ID numbers) also match in another format
+        self.allow_digits = {_digits(a)[-11:] for a in allow if len(_digits(a)) >= 7
+                             and "@" not in a}
         self.secrets = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
 
     def text(self, value: str) -> str:
@@ -45,7 +48,9 @@ class Masker:
         return _PHONE.sub(self._phone, value)
 
     def _kept(self, raw: str) -> bool:
-        return raw in self.allow or _digits(raw) in self.allow
+        if raw in self.allow:
+            return True
+        return "@" not in raw and _digits(raw)[-11:] in self.allow_digits
 
     def _email(self, m: re.Match[str]) -> str:
         raw = m.group(0)

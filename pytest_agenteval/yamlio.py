@@ -149,10 +149,10 @@ class _Builder:
         return SourceError(Location(self.doc.file, node.start_mark.line + 1), message)
 
     def _scalar(self, node: yaml.Node, text_value: bool) -> Any:
+        if node.tag not in _PLAIN and node.tag not in _AS_TEXT:
+            raise self._error(node, f"unsupported tag {node.tag!r}; write a plain value")
         if node.tag in _AS_TEXT or (text_value and node.tag != "tag:yaml.org,2002:null"):
             return str(node.value)
-        if node.tag not in _PLAIN:
-            raise self._error(node, f"unsupported tag {node.tag!r}; write a plain value")
         return self.constructor.construct_object(node, deep=True)
 
     def _sequence(self, node: yaml.SequenceNode, path: Path_) -> list[Any]:
@@ -168,7 +168,8 @@ class _Builder:
         if node.tag != "tag:yaml.org,2002:map":
             raise self._error(node, f"unsupported tag {node.tag!r}; write a plain mapping")
         out: dict[str, Any] = {}
-        for merged in self._merge_sources(node):
+        # YAML merge: in `<<: [*a, *b]` the earlier mapping wins, explicit keys win over all
+        for merged in reversed(self._merge_sources(node)):
             out.update(self.build(merged, path, text_value=False))
         seen: set[str] = set()
         for key_node, value_node in node.value:
@@ -185,6 +186,8 @@ class _Builder:
     def _key(self, node: yaml.Node) -> str:
         if not isinstance(node, yaml.ScalarNode):
             raise self._error(node, "a mapping key must be a plain scalar")
+        if node.tag not in _PLAIN and node.tag not in _AS_TEXT:
+            raise self._error(node, f"unsupported tag {node.tag!r} on a key; write a plain key")
         return str(node.value)
 
     def _merge_sources(self, node: yaml.MappingNode) -> list[yaml.MappingNode]:

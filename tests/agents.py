@@ -7,7 +7,8 @@ conversation_id}``). What it does is steered by the user's input:
 - ``__500__`` → HTTP 500 · ``__slow__`` → sleeps ``slow_s`` · ``__nonjson__`` → text body
 - ``__nooutput__`` → JSON without ``output`` · ``__numoutput__`` → ``output`` is a number
 - ``__phone__`` → replies with a phone number (to check masking)
-- anything else → ``{"output": "好的：<input>", "intent_code": extra.intent}`` (no intent unless asked)
+- anything else → ``{"output": "好的：<input>", "intent_code": extra.intent}``
+  (no intent unless the case asks for one)
 
 Every request is recorded (thread-safe) so tests can count sends per case.
 """
@@ -29,8 +30,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         body = json.loads(raw)
-        self.server.owner.record(body, dict(self.headers))
-        self.server.owner.respond(self, body)
+        owner = self.server.owner
+        owner.record(body, dict(self.headers))
+        owner.enter()
+        try:
+            owner.respond(self, body)
+        finally:
+            owner.leave()
 
     def send(self, status: int, payload: Any, raw: bytes | None = None) -> None:
         data = raw if raw is not None else json.dumps(payload, ensure_ascii=False).encode()
@@ -60,6 +66,8 @@ class FakeAgent:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -72,6 +80,15 @@ class FakeAgent:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def sends_per_case(self) -> Counter[str]:
         with self._lock:

@@ -5,7 +5,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from agents import FakeAgent
 
 PROJECT = Path(__file__).resolve().parent.parent
@@ -27,7 +26,8 @@ def project(pytester: pytest.Pytester, agent: FakeAgent) -> Callable[..., Path]:
 
     def make(cases: dict[str, str], target: str = "", ini: str = "",
              taxonomy: bool = False) -> Path:
-        pytester.makeini(f"[pytest]\nagenteval_paths = cases\n{ini}")
+        # pytest-benchmark (if installed) warns under xdist; the warning would be an error here
+        pytester.makeini(f"[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n{ini}")
         pytester.path.joinpath("agenteval.yaml").write_text(
             f"target:\n  adapter: http\n  url: {agent.url}\n  timeout_s: 0.5\n{target}",
             encoding="utf-8")

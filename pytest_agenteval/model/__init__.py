@@ -32,7 +32,7 @@ def _hint(err: Any) -> str:
         return f"{err['msg']}"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         return f"{err['msg']}"
-    return str(err["msg"])
+    return str(err["msg"]).removeprefix("Value error, ")
 
 
 def _data_path(doc_data: Any, loc: Sequence[str | int]) -> _Loc:

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
-from ._text import normalize, sentences
+from ._text import sentences
 
 __all__ = ["JsonSchema", "MaxChars", "MaxSentences"]
 
@@ -33,8 +33,8 @@ class MaxChars(Params):
 
 @rule("max_chars", params=MaxChars)
 def max_chars(p: MaxChars, turn: TurnView) -> RuleOutcome:
-    """The reply is at most ``n`` characters long (after NFKC, surrounding space stripped)."""
-    length = len(normalize(turn.reply).strip())
+    """The reply is at most ``n`` characters long (as written, surrounding space stripped)."""
+    length = len(turn.reply.strip())
     score = min(1.0, p.n / length) if length else 1.0
     evidence = turn.reply if length <= 200 else turn.reply[:200] + "…"
     return RuleOutcome.decide(length <= p.n, f"{length} characters (max {p.n})", evidence, score)

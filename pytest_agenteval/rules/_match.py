@@ -7,7 +7,7 @@ import re
 from pydantic import field_validator, model_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
-from ._text import normalize
+from ._text import fold_pattern, normalize
 
 __all__ = ["KeywordMatch", "Regex"]
 
@@ -67,6 +67,7 @@ class Regex(Params):
     def _compiles(cls, v: str) -> str:
         try:
             re.compile(v)
+            re.compile(fold_pattern(v))
         except re.error as exc:
             raise ValueError(f"not a valid regular expression: {exc}") from exc
         return v
@@ -76,11 +77,16 @@ class Regex(Params):
 def regex(p: Regex, turn: TurnView) -> RuleOutcome:
     """The pattern is found in the reply (or, with ``must_match: false``, is not).
 
-    Reply and pattern are NFKC-normalised first, so ``\\d`` matches full-width digits
-    and a pattern written with Chinese punctuation matches either width.
+    The pattern is searched as written in the reply as written, then in
+    folded form (NFKC: full-width letters, digits and punctuation to plain
+    ones) in the folded reply, so ``您好！`` matches ``您好!`` and ``\\d`` matches
+    full-width digits. Full-width characters that would fold into regex
+    syntax (``（）［］？＊＋`` …) stay literal. Evidence quotes the reply as written
+    when the match is found there.
     """
     flags = re.IGNORECASE if p.ignore_case else 0
-    m = re.search(normalize(p.pattern), normalize(turn.reply), flags)
+    m = re.search(p.pattern, turn.reply, flags) or re.search(
+        fold_pattern(p.pattern), normalize(turn.reply), flags)
     if p.must_match:
         if m:
             return RuleOutcome.passed(f"/{p.pattern}/ found", m.group(0))

@@ -101,10 +101,12 @@ class RuleType(Generic[P]):
         except ValidationError as exc:
             parts = []
             for err in exc.errors():
-                loc = ".".join(str(p) for p in err["loc"]) or "params"
+                loc = ".".join(str(p) for p in err["loc"])
                 msg = "unknown param" if err["type"] == "extra_forbidden" else err["msg"]
-                parts.append(f"params.{loc}: {msg}")
-            known = ", ".join(self.params.model_fields) or "none"
+                msg = msg.removeprefix("Value error, ")
+                parts.append(f"params.{loc}: {msg}" if loc else f"params: {msg}")
+            known = ", ".join(f.alias or name for name, f in self.params.model_fields.items())
+            known = known or "none"
             raise ValueError(f"rule type {self.name!r}: {'; '.join(parts)} "
                              f"(its params: {known})") from None
 

@@ -1,0 +1,173 @@
+"""Unit tests of the run summary (pytest_agenteval/metrics/summary.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_agenteval.metrics.summary import percentile, summarize
+
+# --- percentile -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("values, q, expected", [
+    ([1.0, 2.0, 3.0, 4.0], 50, 2.5),
+    ([1.0, 2.0, 3.0, 4.0], 0, 1.0),
+    ([1.0, 2.0, 3.0, 4.0], 100, 4.0),
+    ([4.0, 1.0, 3.0, 2.0], 25, 1.75),
+    ([10.0, 20.0], 90, 19.0),
+    ([7.0], 95, 7.0),
+])
+def test_percentile_by_hand(values: list[float], q: float, expected: float) -> None:
+    assert percentile(values, q) == pytest.approx(expected)
+
+
+def test_percentile_of_nothing_is_none() -> None:
+    assert percentile([], 50) is None
+
+
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=60),
+       st.floats(0, 100))
+def test_percentile_matches_numpy_linear(values: list[float], q: float) -> None:
+    expected = float(np.percentile(np.array(values), q, method="linear"))
+    assert percentile(values, q) == pytest.approx(expected, rel=1e-9, abs=1e-6)
+
+
+# --- summarize on hand-built records --------------------------------------------------------
+
+
+def _rule(rule_id: str, status: str) -> dict[str, Any]:
+    return {"rule_id": rule_id, "type": "keyword_match", "status": status, "reason": "",
+            "evidence": "", "score": None, "weight": 1.0, "veto": False, "layer": "L1",
+            "origin": "case"}
+
+
+def _intent(correct: bool | None) -> dict[str, Any]:
+    return {"expected": "VEHICLE_INFO", "predicted": None if correct is None else "X",
+            "correct": correct, "evaluated": correct is not None}
+
+
+def _case(cid: str, status: str, latency: float = 100.0, rules: tuple[tuple[str, str], ...] = (),
+          intent: bool | None = None, error: str | None = None) -> dict[str, Any]:
+    return {"id": cid, "kind": "case", "status": status, "latency_ms": latency,
+            "turn_latency_ms": [latency],
+            "error": {"kind": error, "detail": "x", "status_code": None} if error else None,
+            "rules": [_rule(r, s) for r, s in rules],
+            "intent": None if error else _intent(intent)}
+
+
+def _turn(index: int, status: str, latency: float, intent: bool | None = None,
+          error: str | None = None, rules: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
+    return {"index": index, "status": status, "latency_ms": latency,
+            "error": {"kind": error, "detail": "x", "status_code": None} if error else None,
+            "rules": [_rule(r, s) for r, s in rules], "intent": _intent(intent)}
+
+
+def _scenario(sid: str, status: str, turns: list[dict[str, Any]]) -> dict[str, Any]:
+    error = next((t["error"] for t in turns if t["error"]), None)
+    return {"id": sid, "kind": "scenario", "status": status, "error": error,
+            "latency_ms": sum(t["latency_ms"] for t in turns),
+            "rules": [{**r, "turn": t["index"]} for t in turns for r in t["rules"]],
+            "intent": None, "turns": turns}
+
+
+RUN = [
+    _case("A", "passed", 100.0, rules=(("BR-1", "passed"), ("BR-2", "not_applicable")),
+          intent=True),
+    _case("B", "failed", 300.0, rules=(("BR-1", "failed"), ("BR-2", "failed")), intent=False),
+    _case("C", "review", 200.0, rules=(("BR-1", "failed"),), intent=None),
+    _case("D", "error", 5000.0, error="timeout"),
+    _case("E", "error", 40.0, error="http_status"),
+    _scenario("S1", "failed", [
+        _turn(0, "passed", 50.0, intent=True, rules=(("BR-1", "passed"),)),
+        _turn(1, "failed", 150.0, intent=False, rules=(("BR-3", "failed"),)),
+    ]),
+    _scenario("S2", "error", [
+        _turn(0, "passed", 400.0, intent=True),
+        _turn(1, "error", 30000.0, error="timeout"),
+    ]),
+]
+
+
+def test_counts_per_status() -> None:
+    s = summarize(RUN)
+    assert s["counts"] == {"total": 7, "passed": 1, "failed": 2, "review": 1, "error": 3,
+                           "cases": 5, "scenarios": 2}
+    assert s["pass_rate_items"] == pytest.approx(1 / 4)  # errors are not in the denominator
+
+
+def test_failures_by_rule() -> None:
+    rules = summarize(RUN)["rules"]
+    assert rules["failures_by_rule"] == {"BR-1": 2, "BR-2": 1, "BR-3": 1}
+    assert next(iter(rules["failures_by_rule"])) == "BR-1"  # most failures first
+    # not_applicable rows are not evaluations
+    assert rules["evaluations_by_rule"] == {"BR-1": 4, "BR-2": 1, "BR-3": 1}
+
+
+def test_intent_accuracy_over_cases_and_scenario_turns() -> None:
+    assert summarize(RUN)["intent"] == {"evaluated_turns": 5, "correct": 3,
+                                        "accuracy": pytest.approx(3 / 5)}
+
+
+def test_intent_accuracy_none_when_nothing_evaluated() -> None:
+    run = [_case("A", "passed", intent=None), _case("B", "error", error="connection")]
+    assert summarize(run)["intent"] == {"evaluated_turns": 0, "correct": 0, "accuracy": None}
+
+
+def test_latency_ignores_errored_turns() -> None:
+    latency = summarize(RUN)["service"]["latency_ms"]
+    values = [100.0, 300.0, 200.0, 50.0, 150.0, 400.0]
+    assert latency["turns"] == 6
+    assert latency["mean"] == pytest.approx(sum(values) / 6)
+    assert latency["max"] == 400.0
+    assert latency["p50"] == pytest.approx(175.0)
+    assert latency["p90"] == pytest.approx(float(np.percentile(values, 90)))
+    assert latency["p95"] == pytest.approx(float(np.percentile(values, 95)))
+
+
+def test_errors_by_kind_and_service_rates() -> None:
+    service = summarize(RUN)["service"]
+    assert service["errors_by_kind"] == {"http_status": 1, "timeout": 2}
+    assert list(service["errors_by_kind"]) == ["http_status", "timeout"]
+    # one call per case turn: 5 cases + 2 + 2 scenario turns
+    assert service["agent_calls"] == 9
+    assert service["agent_errors"] == 3
+    assert service["agent_success_rate"] == pytest.approx(6 / 9)
+    assert service["agent_error_rate"] == pytest.approx(3 / 9)
+    assert set(service["not_measured"]) == {"ttft", "retrieval"}
+
+
+def test_empty_run_has_no_rates() -> None:
+    s = summarize([])
+    assert s["counts"] == {"total": 0, "passed": 0, "failed": 0, "review": 0, "error": 0,
+                           "cases": 0, "scenarios": 0}
+    assert s["pass_rate_items"] is None
+    assert s["intent"]["accuracy"] is None
+    assert s["service"]["agent_success_rate"] is None
+    assert s["service"]["latency_ms"] == {"turns": 0, "mean": None, "p50": None, "p90": None,
+                                          "p95": None, "max": None}
+    assert s["rules"] == {"failures_by_rule": {}, "evaluations_by_rule": {}}
+
+
+def test_all_errors_leaves_pass_rate_undefined() -> None:
+    s = summarize([_case("A", "error", error="bad_body"), _case("B", "error", error="timeout")])
+    assert s["pass_rate_items"] is None
+    assert s["service"]["agent_success_rate"] == 0.0
+    assert s["service"]["latency_ms"]["turns"] == 0
+
+
+@given(st.lists(st.sampled_from(["passed", "failed", "review", "error"]), max_size=30))
+def test_counts_add_up(statuses: list[str]) -> None:
+    run = [_case(str(i), s, error="timeout" if s == "error" else None)
+           for i, s in enumerate(statuses)]
+    s = summarize(run)
+    counts = s["counts"]
+    assert sum(counts[k] for k in ("passed", "failed", "review", "error")) == len(statuses)
+    assert s["service"]["agent_errors"] == statuses.count("error")
+    evaluated = len(statuses) - statuses.count("error")
+    expected = statuses.count("passed") / evaluated if evaluated else None
+    assert s["pass_rate_items"] == expected

@@ -1,0 +1,129 @@
+"""Unit tests of personal-data masking (pytest_agenteval/privacy.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_agenteval.privacy import Masker
+
+
+@pytest.mark.parametrize("text, masked", [
+    ("13800000000", "138****0000"),
+    ("我的手机13812345678谢谢", "我的手机138****5678谢谢"),
+    ("tel:19912345678.", "tel:199****5678."),
+    ("138 1234 5678", "138****5678"),
+    ("138-1234-5678", "138****5678"),
+    ("１３８１２３４５６７８", "138****5678"),
+    ("+86 13812345678", "+86 138****5678"),
+    ("+86-138-1234-5678", "+86 138****5678"),
+    ("+8613812345678", "+86 138****5678"),
+    ("8613812345678", "+86 138****5678"),
+    ("两个：13800000000，13911112222。", "两个：138****0000，139****2222。"),
+])
+def test_mobile_numbers_are_masked(text: str, masked: str) -> None:
+    assert Masker().text(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "12800000000",            # 12x is not a mobile prefix
+    "1380000000",             # 10 digits
+    "138000000001",           # 12 digits
+    "订单1380000000012345678",  # 19-digit order number
+    "12345678901234567890",   # 20 digits
+    "0138-1234",              # short landline-like text
+    "价格3.37万，里程12000公里",
+])
+def test_other_numbers_are_untouched(text: str) -> None:
+    assert Masker().text(text) == text
+
+
+@pytest.mark.parametrize("text, masked", [
+    ("身份证11010519491231002X", "身份证110***********002X"),
+    ("110105194912310021", "110***********0021"),
+    ("id 11010519491231002x ok", "id 110***********002x ok"),
+    ("１１０１０５１９４９１２３１００２１", "１１０***********００２１"),
+])
+def test_id_numbers_are_masked(text: str, masked: str) -> None:
+    assert Masker().text(text) == masked
+
+
+def test_id_number_is_not_masked_as_a_phone() -> None:
+    # an 18-digit ID that starts like a mobile number is masked as an ID, in one piece
+    assert Masker().text("13800000000123456X") == "138***********456X"
+
+
+def test_full_width_id_with_full_width_x() -> None:
+    assert "*" in Masker().text("１１０１０５１９４９１２３１００２Ｘ")
+
+
+@pytest.mark.parametrize("text, masked", [
+    ("邮箱 zhang.san@example.com", "邮箱 z***@example.com"),
+    ("a+tag@mail.example.cn,", "a***@mail.example.cn,"),
+    ("13800000000@163.com", "1***@163.com"),
+])
+def test_emails_are_masked(text: str, masked: str) -> None:
+    assert Masker().text(text) == masked
+
+
+def test_allow_list_keeps_listed_numbers() -> None:
+    m = Masker(allow=["13800000000", "110105194912310021", "qa@example.com"])
+    assert m.text("13800000000") == "13800000000"
+    assert m.text("138-0000-0000") == "138-0000-0000"
+    assert m.text("１３８００００００００") == "１３８００００００００"
+    assert m.text("110105194912310021") == "110105194912310021"
+    assert m.text("qa@example.com") == "qa@example.com"
+    assert m.text("13900000000") == "139****0000"
+    assert m.text("ops@example.com") == "o***@example.com"
+
+
+def test_allow_list_entry_written_with_separators() -> None:
+    m = Masker(allow=["138 0000 0000"])
+    assert m.text("13800000000") == "13800000000"
+
+
+def test_allow_listed_email_does_not_keep_other_emails() -> None:
+    m = Masker(allow=["qa1@example.com"])
+    assert m.text("qa1@example.com") == "qa1@example.com"
+    assert m.text("boss1@corp.com") == "b***@corp.com"
+
+
+def test_allow_list_matches_with_country_code() -> None:
+    assert Masker(allow=["13800000000"]).text("+86 13800000000") == "+86 13800000000"
+
+
+def test_masking_off_keeps_personal_data() -> None:
+    m = Masker(enabled=False)
+    text = "13800000000 11010519491231002X a@b.cn"
+    assert m.text(text) == text
+    assert m.data({"13800000000": [text]}) == {"13800000000": [text]}
+
+
+def test_secrets_replaced_even_when_masking_is_off() -> None:
+    m = Masker(enabled=False, secrets=["s3cr3t-token", "abc"])
+    # secrets shorter than 4 characters are ignored (they would mangle ordinary text)
+    assert m.text("Bearer s3cr3t-token abc 13800000000") == "Bearer *** abc 13800000000"
+
+
+def test_secrets_replaced_before_masking_longest_first() -> None:
+    m = Masker(secrets=["token", "token-extended"])
+    assert m.text("x token-extended y token z") == "x *** y *** z"
+    assert Masker(secrets=["pa55word"]).text("u:pa55word@13800000000") == "u:***@138****0000"
+
+
+def test_data_masks_nested_values_and_keys() -> None:
+    m = Masker(secrets=["tok123"])
+    value = {
+        "13800000000": ["a@b.cn", ("x", 1), {"deep": "ID 110105194912310021"}],
+        "k": {"tok123": None, "f": 1.5, "b": True},
+    }
+    assert m.data(value) == {
+        "138****0000": ["a***@b.cn", ["x", 1], {"deep": "ID 110***********0021"}],
+        "k": {"***": None, "f": 1.5, "b": True},
+    }
+
+
+def test_data_leaves_scalars_alone() -> None:
+    m = Masker()
+    assert m.data(None) is None
+    assert m.data(42) == 42
+    assert m.data("13800000000") == "138****0000"

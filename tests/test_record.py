@@ -1,0 +1,124 @@
+"""The run record: results.jsonl as items finish, results.json at the end (SPEC 7)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from agents import by_id, read_record
+
+CASES = """\
+cases:
+  - id: R-PASS
+    title: 通过
+    priority: P0
+    request: {input: 你好, knowledge: {a: 1}}
+    rules: [{type: keyword_match, params: {any: [好的]}}]
+  - id: R-FAIL
+    request: {input: 你好}
+    rules: [{id: MUST-BYE, type: keyword_match, params: {all: [再见]}}]
+  - id: R-ERR
+    request: {input: __500__}
+  - id: R-PHONE
+    request: {input: __phone__}
+scenarios:
+  - id: R-FLOW
+    turns: [{input: 一}, {input: 二}]
+"""
+
+
+def test_results_json_has_the_binding_fields(project, pytester: pytest.Pytester) -> None:
+    project({"r.yaml": CASES})
+    pytester.runpytest("cases")
+    record = read_record(pytester.path)
+    assert set(record) >= {"run", "cases", "metrics", "gate", "completeness"}
+    run = record["run"]
+    assert run["dataset"]["files"][0]["path"] == "cases/r.yaml"
+    assert len(run["dataset"]["sha256"]) == 64
+    assert run["target"]["adapter"] == "http"
+    assert run["versions"]["pytest-agenteval"] and run["versions"]["pytest"]
+    cases = by_id(record)
+    assert set(cases) == {"R-PASS", "R-FAIL", "R-ERR", "R-PHONE", "R-FLOW"}
+    for c in cases.values():
+        assert {"id", "kind", "status", "rules", "intent", "judge", "error", "latency_ms",
+                "task"} <= set(c)
+        assert c["judge"]["status"] == "not_evaluated"
+    row = cases["R-FAIL"]["rules"][0]
+    assert {k: row[k] for k in ("rule_id", "type", "status")} == {
+        "rule_id": "MUST-BYE", "type": "keyword_match", "status": "failed"}
+    assert "再见" in row["reason"] and row["evidence"]
+    assert cases["R-PASS"]["request"]["knowledge"] == {"a": 1}
+    assert cases["R-PASS"]["response"]["output"] == "好的：你好"
+    assert cases["R-FLOW"]["kind"] == "scenario" and len(cases["R-FLOW"]["turns"]) == 2
+    assert cases["R-PASS"]["task"]["success_level"] == "success"
+    assert cases["R-FAIL"]["task"]["success_level"] == "failure"
+    assert cases["R-ERR"]["task"]["success_level"] is None
+    counts = record["metrics"]["counts"]
+    assert (counts["passed"], counts["failed"], counts["error"]) == (3, 1, 1)
+    assert record["metrics"]["rules"]["failures_by_rule"] == {"MUST-BYE": 1}
+    assert record["completeness"]["complete"] is True
+    assert record["gate"]["result"] == "NOT_CONFIGURED"
+
+
+def test_jsonl_has_one_line_per_item_as_they_finish(project, pytester) -> None:
+    project({"r.yaml": CASES})
+    pytester.runpytest("cases")
+    (lines_file,) = (pytester.path / "reports").glob("*/results.jsonl")
+    lines = [json.loads(x) for x in lines_file.read_text(encoding="utf-8").splitlines()]
+    assert [x["id"] for x in lines] == ["R-PASS", "R-FAIL", "R-ERR", "R-PHONE", "R-FLOW"]
+
+
+def test_personal_data_is_masked_everywhere(project, pytester) -> None:
+    project({"r.yaml": CASES})
+    result = pytester.runpytest("cases", "-rA", "--junitxml=junit.xml")
+    text = "\n".join(p.read_text(encoding="utf-8")
+                     for p in (pytester.path / "reports").rglob("results.json*"))
+    text += result.stdout.str() + (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert "13912345678" not in text and "a.b@example.com" not in text
+    assert by_id(read_record(pytester.path))["R-PHONE"]["response"]["output"] == (
+        "请拨打 139****5678 或写信到 a***@example.com")
+
+
+def test_secrets_from_the_environment_never_reach_an_artefact(project, pytester, agent,
+                                                             monkeypatch) -> None:
+    monkeypatch.setenv("AGENT_TOKEN", "s3cr3t-t0ken-value")
+    project({"r.yaml": "cases:\n  - {id: S-1, request: {input: 你好}}\n"},
+            target="  headers: {Authorization: 'Bearer ${AGENT_TOKEN}'}\n")
+    pytester.runpytest("cases", "--junitxml=junit.xml").assert_outcomes(passed=1)
+    assert agent.headers[0]["Authorization"] == "Bearer s3cr3t-t0ken-value"
+    for path in [*(pytester.path / "reports").rglob("*"), pytester.path / "junit.xml"]:
+        if path.is_file():
+            assert "s3cr3t" not in path.read_text(encoding="utf-8"), path
+
+
+def test_junit_carries_verdict_and_rule_ids(project, pytester) -> None:
+    project({"r.yaml": CASES})
+    pytester.runpytest("cases", "--junitxml=junit.xml")
+    xml = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert '<property name="agenteval_verdict" value="failed" />' in xml
+    assert '<property name="agenteval_failed_rules" value="MUST-BYE" />' in xml
+    assert '<property name="agenteval_error_kind" value="http_status" />' in xml
+
+
+def test_terminal_summary_counts_and_latency(project, pytester) -> None:
+    project({"r.yaml": CASES})
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines([
+        "*agenteval summary*",
+        "items: 5 (4 cases, 1 scenarios)  passed 3 · failed 1 · review 0 · error 1",
+        "failures per rule id:",
+        "  MUST-BYE * 1",
+        "agent: 6 calls, 1 errors {'http_status': 1}; latency P50 * ms · P95 * ms · max * ms",
+        "run record: *results.json",
+    ])
+
+
+def test_stopping_early_keeps_finished_records_and_names_the_rest(project, pytester) -> None:
+    project({"r.yaml": CASES})
+    result = pytester.runpytest("cases", "-x")
+    result.stdout.fnmatch_lines(["INCOMPLETE: 3 of 5 selected items have no result "
+                                 "(run stopped early):"])
+    record = read_record(pytester.path)
+    assert [c["id"] for c in record["cases"]] == ["R-PASS", "R-FAIL"]
+    assert record["completeness"]["missing"] == ["cases/r.yaml::R-ERR", "cases/r.yaml::R-PHONE",
+                                                 "cases/r.yaml::R-FLOW"]

@@ -1,0 +1,287 @@
+"""Unit tests of the safe, line-aware YAML loader (pytest_agenteval/yamlio.py)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_agenteval.yamlio import Location, SourceError, YamlDoc, load_yaml, loads
+
+
+def _doc(text: str) -> YamlDoc:
+    return loads(textwrap.dedent(text), "cases/a.yaml")
+
+
+def _error(text: str) -> SourceError:
+    with pytest.raises(SourceError) as info:
+        _doc(text)
+    return info.value
+
+
+# --- line numbers ---------------------------------------------------------------------------
+
+
+def test_line_numbers_of_keys_and_list_items_are_one_based() -> None:
+    doc = _doc("""\
+        defaults:
+          priority: P1
+        cases:
+          - id: A-1
+            request:
+              input: 你好
+          - id: A-2
+        """)
+    assert doc.line_of(["defaults"]) == 1
+    assert doc.line_of(["defaults", "priority"]) == 2
+    assert doc.line_of(["cases"]) == 3
+    assert doc.line_of(["cases", 0]) == 4
+    assert doc.line_of(["cases", 0, "request", "input"]) == 6
+    assert doc.line_of(["cases", 1]) == 7
+    assert doc.line_of(["cases", 1, "id"]) == 7
+
+
+def test_line_of_unknown_path_falls_back_to_deepest_known_prefix() -> None:
+    doc = _doc("""\
+        cases:
+          - id: A-1
+            expected:
+              behavior: X
+        """)
+    assert doc.line_of(["cases", 0, "expected", "nope", "deeper"]) == 3
+    assert doc.line_of(["not_there"]) == 1  # the document itself
+    assert doc.at(["cases", 0, "id"]) == Location("cases/a.yaml", 2)
+    assert str(doc.at(["cases", 0, "id"])) == "cases/a.yaml:2"
+
+
+def test_document_not_starting_on_line_one() -> None:
+    doc = _doc("""\
+        # a comment
+
+        a: 1
+        """)
+    assert doc.line_of([]) == 3
+    assert doc.line_of(["a"]) == 3
+
+
+# --- duplicates -----------------------------------------------------------------------------
+
+
+def test_duplicate_key_is_rejected_with_its_line() -> None:
+    err = _error("""\
+        cases:
+          - id: A-1
+            title: one
+            title: two
+        """)
+    assert err.location == Location("cases/a.yaml", 4)
+    assert "duplicate key 'title'" in str(err)
+    assert str(err).startswith("cases/a.yaml:4: ")
+
+
+def test_same_key_in_different_mappings_is_fine() -> None:
+    doc = _doc("a: {x: 1}\nb: {x: 2}\n")
+    assert doc.data == {"a": {"x": 1}, "b": {"x": 2}}
+
+
+# --- text keys keep the scalar as written ---------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["input", "content", "reply", "title", "id", "value"])
+@pytest.mark.parametrize("scalar", ["13800000000", "0138-1234", "no", "2021-06-01", "1.50",
+                                    "007", "0x1F", "true", "1e3"])
+def test_text_keys_keep_the_scalar_exactly(key: str, scalar: str) -> None:
+    assert loads(f"{key}: {scalar}\n").data == {key: scalar}
+
+
+def test_text_key_null_stays_null_and_quoted_stays_text() -> None:
+    assert loads("reply: ~\ninput: null\ntitle: ''\n").data == {
+        "reply": None, "input": None, "title": ""}
+    assert loads("other: '13800000000'\n").data == {"other": "13800000000"}
+
+
+def test_other_keys_keep_yaml_types() -> None:
+    doc = loads("n: 13800000000\nflag: no\nratio: 0.7\nnothing: ~\nlist: [1, two]\n")
+    assert doc.data == {"n": 13800000000, "flag": False, "ratio": 0.7, "nothing": None,
+                        "list": [1, "two"]}
+
+
+def test_text_key_does_not_turn_a_list_under_it_into_text() -> None:
+    # only scalars directly under a text key are text
+    assert loads("input: [1, 2]\n").data == {"input": [1, 2]}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("date: 2021-06-01\n", {"date": "2021-06-01"}),
+    ("when: 2021-06-01T10:00:00\n", {"when": "2021-06-01T10:00:00"}),
+    ("dates: [2021-06-01, 2022-01-02]\n", {"dates": ["2021-06-01", "2022-01-02"]}),
+    ("a: {firstRegDate: 2021-06-01}\n", {"a": {"firstRegDate": "2021-06-01"}}),
+])
+def test_timestamps_anywhere_become_their_text(text: str, expected: dict[str, object]) -> None:
+    assert loads(text).data == expected
+
+
+def test_keys_are_text() -> None:
+    assert loads("1: a\nyes: b\n").data == {"1": "a", "yes": "b"}
+
+
+# --- anchors, aliases, merge keys -----------------------------------------------------------
+
+
+def test_anchors_and_aliases() -> None:
+    doc = _doc("""\
+        defaults:
+          knowledge: &car
+            mileage: 3.37万公里
+            firstRegDate: 2021-06
+        cases:
+          - id: A
+            knowledge: *car
+        """)
+    car = {"mileage": "3.37万公里", "firstRegDate": "2021-06"}
+    assert doc.data["defaults"]["knowledge"] == car
+    assert doc.data["cases"][0]["knowledge"] == car
+
+
+def test_merge_key_with_override() -> None:
+    doc = _doc("""\
+        base: &base
+          priority: P1
+          test_family: CORE
+        case:
+          <<: *base
+          priority: P0
+        """)
+    assert doc.data["case"] == {"priority": "P0", "test_family": "CORE"}
+    assert doc.line_of(["case", "priority"]) == 6
+
+
+def test_merge_of_a_list_of_mappings() -> None:
+    doc = _doc("""\
+        a: &a {x: 1}
+        b: &b {y: 2}
+        c:
+          <<: [*a, *b]
+          z: 3
+        """)
+    assert doc.data["c"] == {"x": 1, "y": 2, "z": 3}
+
+
+def test_merge_list_earlier_mapping_takes_precedence() -> None:
+    doc = _doc("""\
+        a: &a {x: 1}
+        b: &b {x: 2}
+        c:
+          <<: [*a, *b]
+        """)
+    assert doc.data["c"] == {"x": 1}
+
+
+def test_merge_of_a_scalar_is_rejected() -> None:
+    err = _error("a: 1\nb:\n  <<: 5\n")
+    assert err.location.line == 3
+    assert "'<<' merges only mappings" in err.message
+
+
+def test_recursive_alias_is_rejected_not_a_recursion_error() -> None:
+    err = _error("a: &x [*x]\n")
+    assert "nesting deeper than 200 levels" in err.message
+    assert err.location.line == 1
+
+
+# --- tags -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, line", [
+    ("a: 1\nx: !!python/object:os.system {}\n", 2),
+    ("a: 1\nb: 2\nx: !foo bar\n", 3),
+    ("x:\n  - !!set {a, b}\n", 2),
+    ("x: !!python/tuple [1, 2]\n", 1),
+    ("x: !!omap [a: 1]\n", 1),
+])
+def test_unsupported_tags_are_rejected_with_a_line(text: str, line: int) -> None:
+    with pytest.raises(SourceError) as info:
+        loads(text, "f.yaml")
+    assert info.value.location == Location("f.yaml", line)
+    assert "unsupported tag" in info.value.message
+
+
+@pytest.mark.parametrize("text", ["input: !foo bar\n", "input: !!python/name:os.system\n",
+                                  "? !foo k\n: 1\n"])
+def test_unsupported_tag_on_text_value_or_key_is_rejected(text: str) -> None:
+    with pytest.raises(SourceError):
+        loads(text)
+
+
+def test_standard_str_tag_is_fine() -> None:
+    assert loads("x: !!str 13800000000\n").data == {"x": "13800000000"}
+
+
+def test_complex_key_rejected() -> None:
+    err = _error("ok: 1\n? [a, b]\n: 1\n")
+    assert err.location.line == 2
+    assert "plain scalar" in err.message
+
+
+# --- syntax errors, encoding, empty ---------------------------------------------------------
+
+
+def test_bad_yaml_gives_source_error_with_a_line() -> None:
+    err = _error("""\
+        cases:
+          - id: A
+            title: [unclosed
+        other: 1
+        """)
+    assert err.location.file == "cases/a.yaml"
+    assert err.location.line == 4
+    assert err.message.startswith("invalid YAML: ")
+
+
+def test_bad_indentation_line() -> None:
+    err = _error("a: 1\n b: 2\n")
+    assert err.location.line == 2
+
+
+def test_two_documents_are_rejected() -> None:
+    err = _error("a: 1\n---\nb: 2\n")
+    assert err.location.line == 2
+    assert "invalid YAML" in err.message
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n"])
+def test_empty_document(text: str) -> None:
+    doc = loads(text, "e.yaml")
+    assert doc.data is None
+    assert doc.file == "e.yaml"
+    assert doc.line_of(["anything"]) is None
+
+
+def test_document_with_only_a_marker_is_null() -> None:
+    assert loads("---\n").data is None
+
+
+def test_load_yaml_reads_utf8_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("title: 询问里程\ninput: 13800000000\n", encoding="utf-8")
+    doc = load_yaml(path, "cases/c.yaml")
+    assert doc.data == {"title": "询问里程", "input": "13800000000"}
+    assert doc.file == "cases/c.yaml"
+    assert load_yaml(path).file == str(path)
+
+
+def test_load_yaml_rejects_non_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "gbk.yaml"
+    path.write_bytes("title: 询问里程\n".encode("gbk"))
+    with pytest.raises(SourceError) as info:
+        load_yaml(path, "cases/gbk.yaml")
+    assert info.value.location == Location("cases/gbk.yaml")
+    assert "not UTF-8" in str(info.value)
+    assert str(info.value).startswith("cases/gbk.yaml: ")
+
+
+def test_source_error_text_names_field() -> None:
+    err = SourceError(Location("a.yaml", 3), "bad value", "cases[0].title")
+    assert str(err) == "a.yaml:3 [cases[0].title]: bad value"
+    assert err.field == "cases[0].title"
