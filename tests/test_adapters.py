@@ -1,0 +1,171 @@
+"""Adapters end to end: http templates, python callables, openai_chat, builtin."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents import by_id, read_record
+from openai_server import OpenAIServer
+
+
+def test_http_template_history_item_and_response_map(pytester: pytest.Pytester, agent) -> None:
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n")
+    pytester.path.joinpath("agenteval.yaml").write_text(f"""\
+target:
+  adapter: http
+  url: {agent.url}
+  request_template:
+    input: "{{input}}"
+    case_id: "{{case_id}}"
+    turn_index: "{{turn_index}}"
+    meta: {{channel: "{{extra.channel}}", note: "case {{case_id}} turn {{turn_index}} {{{{x}}}}"}}
+    history: "{{history}}"
+  history_item: {{speaker: "{{role}}", text: "{{content}}"}}
+  roles: {{user: customer, assistant: agent}}
+""", encoding="utf-8")
+    pytester.mkdir("cases").joinpath("a.yaml").write_text("""\
+cases:
+  - id: H-1
+    request:
+      input: 你好
+      history: [{role: user, content: 在吗}, {role: assistant, content: 在的}]
+      extra: {channel: im}
+""", encoding="utf-8")
+    pytester.runpytest("cases").assert_outcomes(passed=1)
+    (body,) = agent.requests
+    assert body == {
+        "input": "你好", "case_id": "H-1", "turn_index": 0,
+        "meta": {"channel": "im", "note": "case H-1 turn 0 {x}"},
+        "history": [{"speaker": "customer", "text": "在吗"}, {"speaker": "agent", "text": "在的"}],
+    }
+
+
+def test_python_adapter_sync_async_and_failures(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n")
+    pytester.makepyfile(mybot="""
+        import asyncio
+
+        def reply(turn):
+            text = turn["input"]
+            if text == "boom":
+                raise RuntimeError("backend down")
+            if text == "bad":
+                return {"answer": "no output key"}
+            return {"output": f"echo {text} #{turn['turn_index']}", "intent_code": 9,
+                    "conversation_id": turn["conversation_id"] or "conv-7"}
+
+        async def areply(turn):
+            await asyncio.sleep(0)
+            return {"output": "async " + turn["input"], "intent_name": "PHONE_PROVIDED"}
+    """)
+    pytester.path.joinpath("agenteval.yaml").write_text(
+        "target: {adapter: python, callable: 'mybot:reply'}\n")
+    pytester.mkdir("cases").joinpath("a.yaml").write_text("""\
+cases:
+  - {id: P-OK, request: {input: hi}, rules: [{type: keyword_match, params: {all: ["echo hi #0"]}}]}
+  - {id: P-BOOM, request: {input: boom}}
+  - {id: P-BAD, request: {input: bad}}
+scenarios:
+  - id: P-FLOW
+    turns:
+      - {input: a}
+      - {input: b, rules: [{type: keyword_match, params: {all: ["#1"]}}]}
+""", encoding="utf-8")
+    pytester.runpytest("cases").assert_outcomes(passed=2, errors=2)
+    cases = by_id(read_record(pytester.path))
+    assert cases["P-BOOM"]["error"] == {"kind": "connection", "status_code": None,
+                                        "detail": "RuntimeError: backend down"}
+    assert cases["P-BAD"]["error"]["kind"] == "bad_body"
+    assert cases["P-OK"]["intent"]["code_returned"] == 9
+    pytester.path.joinpath("agenteval.yaml").write_text(
+        "target: {adapter: python, callable: 'mybot:areply'}\n")
+    pytester.runpytest("cases", "-k", "P-OK")
+    assert by_id(read_record(pytester.path))["P-OK"]["response"]["output"] == "async hi"
+
+
+def test_python_adapter_that_cannot_be_imported_errors_every_item(pytester) -> None:
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n")
+    pytester.path.joinpath("agenteval.yaml").write_text(
+        "target: {adapter: python, callable: 'nosuchmodule:reply'}\n")
+    pytester.mkdir("cases").joinpath("a.yaml").write_text(
+        "cases:\n  - {id: A, request: {input: x}}\n  - {id: B, request: {input: y}}\n")
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines(["*could not start the target adapter*nosuchmodule*"])
+    assert result.parseoutcomes()["errors"] == 2
+
+
+def test_openai_chat_adapter_against_a_local_server(pytester, monkeypatch) -> None:
+    monkeypatch.setenv("LOCAL_KEY", "sk-local-test-key")
+    with OpenAIServer() as server:
+        pytester.makeini("[pytest]\nagenteval_paths = cases\n")
+        pytester.path.joinpath("agenteval.yaml").write_text(f"""\
+target:
+  adapter: openai_chat
+  model: tiny-bot
+  base_url: {server.base_url}
+  api_key_env: LOCAL_KEY
+  system_prompt: 你是二手车客服。
+  timeout_s: 1
+""", encoding="utf-8")
+        pytester.mkdir("cases").joinpath("a.yaml").write_text("""\
+cases:
+  - id: O-1
+    request:
+      input: 多少公里
+      history: [{role: user, content: 在吗}, {role: assistant, content: 在的}]
+      knowledge: {mileage: 3.37万公里}
+    rules: [{type: keyword_match, params: {all: ["[tiny-bot] 收到：多少公里"]}}]
+  - {id: O-429, request: {input: __429__}}
+  - {id: O-NULL, request: {input: __null__}}
+  - {id: O-SLOW, request: {input: __slow__}}
+""", encoding="utf-8")
+        pytester.runpytest("cases").assert_outcomes(passed=1, errors=3)
+        cases = by_id(read_record(pytester.path))
+        assert {k: v["error"]["kind"] for k, v in cases.items() if v["error"]} == {
+            "O-429": "http_status", "O-NULL": "bad_body", "O-SLOW": "timeout"}
+        first = next(r for r in server.requests if r["body"]["messages"][-1]["content"] == "多少公里")
+        assert first["auth"] == "Bearer sk-local-test-key"
+        messages = first["body"]["messages"]
+        assert messages[0]["role"] == "system" and "<knowledge>" in messages[0]["content"]
+        assert "3.37万公里" in messages[0]["content"]
+        assert [m["role"] for m in messages[1:]] == ["user", "assistant", "user"]
+        assert len([r for r in server.requests if r["body"]["messages"][-1]["content"]
+                    == "__429__"]) == 1, "no retries unless asked"
+
+
+def test_builtin_target_runs_over_real_http(pytester) -> None:
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n")
+    pytester.path.joinpath("agenteval.yaml").write_text("target: {adapter: builtin}\n")
+    pytester.mkdir("cases").joinpath("a.yaml").write_text("""\
+cases:
+  - id: B-1
+    request: {input: 13800000000}
+    expected: {intent_code: 9}
+""", encoding="utf-8")
+    pytester.runpytest("cases").assert_outcomes(passed=1)
+    case = by_id(read_record(pytester.path))["B-1"]
+    assert case["response"]["intent_name"] == "PHONE_PROVIDED"
+    assert case["response"]["conversation_id"]
+
+
+def test_agenteval_target_points_builtin_config_at_a_running_agent(pytester) -> None:
+    from pytest_agenteval.demo import DemoServer
+
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n")
+    pytester.path.joinpath("agenteval.yaml").write_text("target: {adapter: builtin}\n")
+    pytester.mkdir("cases").joinpath("a.yaml").write_text(
+        "cases:\n  - {id: T-1, request: {input: 再见}, expected: {intent_code: 10}}\n")
+    with DemoServer() as server:
+        pytester.runpytest("cases", f"--agenteval-target={server.url}").assert_outcomes(passed=1)
+    assert read_record(pytester.path)["run"]["target"] == {
+        "adapter": "http", "url": server.url, "concurrency": 32, "timeout_s": 30.0, "retries": 0}
+
+
+def test_retries_are_off_unless_asked(project, pytester, agent) -> None:
+    project({"a.yaml": "cases:\n  - {id: R-1, request: {input: __500__}}\n"})
+    pytester.runpytest("cases")
+    assert len(agent.requests) == 1
+    (pytester.path / "agenteval.yaml").write_text(
+        f"target: {{adapter: http, url: '{agent.url}', retries: 2}}\n")
+    pytester.runpytest("cases")
+    assert len(agent.requests) == 1 + 3
