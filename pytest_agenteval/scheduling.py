@@ -95,6 +95,22 @@ def make_owned_scheduler(config: Any, log: Any) -> Any:
         def _split_scope(self, nodeid: str) -> str:
             return self._owner.get(nodeid, nodeid)
 
+        def remove_node(self, node: Any) -> str | None:
+            # Unlike LoadScopeScheduling, do not send the crash item out again (it would
+            # crash the replacement worker too, until --max-worker-restart runs out);
+            # xdist reports it as failed, the rest of the dead worker's share is requeued.
+            workload = self.assigned_work.pop(node)
+            crash: str | None = next((nid for unit in workload.values()
+                                      for nid, done in unit.items() if not done), None)
+            if crash is None:
+                return None
+            workload[self._split_scope(crash)][crash] = True
+            self.workqueue.update({scope: unit for scope, unit in workload.items()
+                                   if not all(unit.values())})
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return crash
+
         def _assign_work_unit(self, node: Any) -> None:
             own = node.gateway.id
             if own in self.workqueue:

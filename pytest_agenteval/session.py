@@ -206,6 +206,9 @@ class AgentEvalSession:
             self.config.hook.pytest_agenteval_case_result(config=self.config, result=payload)
         elif report.failed and report.nodeid not in self.records:
             text = self.masker.text(str(report.longrepr))[:2000]
+            if "crashed" in text:
+                text += (" — the worker died with this item (or one it was running ahead)"
+                         " in flight; the rest of its share was re-run on other workers")
             self.lost[report.nodeid] = f"no result ({report.when}): {text}"
 
     def finish(self, session: pytest.Session) -> None:

@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
 from agents import FakeAgent
 
 PROJECT = Path(__file__).resolve().parent.parent

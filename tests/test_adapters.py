@@ -123,7 +123,8 @@ cases:
         cases = by_id(read_record(pytester.path))
         assert {k: v["error"]["kind"] for k, v in cases.items() if v["error"]} == {
             "O-429": "http_status", "O-NULL": "bad_body", "O-SLOW": "timeout"}
-        first = next(r for r in server.requests if r["body"]["messages"][-1]["content"] == "多少公里")
+        first = next(r for r in server.requests
+                     if r["body"]["messages"][-1]["content"] == "多少公里")
         assert first["auth"] == "Bearer sk-local-test-key"
         messages = first["body"]["messages"]
         assert messages[0]["role"] == "system" and "<knowledge>" in messages[0]["content"]

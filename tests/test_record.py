@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from agents import by_id, read_record
 
 CASES = """\

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from agents import by_id, read_record
 
 ERRORS = """\
