@@ -43,7 +43,8 @@ class CaseFile(pytest.File):
         if errors:
             raise self.CollectError(_listing(errors))
         for plan, loc in entries:
-            yield CaseItem.from_parent(self, name=plan.id, plan=plan, line=loc.line)
+            yield CaseItem.from_parent(self, name=plan.id, plan=plan, line=loc.line,
+                                       file=name)
 
 
 
@@ -56,10 +57,11 @@ def _listing(errors: list[SourceError]) -> str:
 class CaseItem(pytest.Item):
     """One case or one scenario: one conversation with the agent."""
 
-    def __init__(self, *, plan: ItemPlan, line: int | None, **kwargs: Any) -> None:
+    def __init__(self, *, plan: ItemPlan, line: int | None, file: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plan = plan
         self.line = line
+        self.file = file
         self.result: dict[str, Any] | None = None
         meta = plan.meta
         self.add_marker(meta["priority"])

@@ -22,6 +22,10 @@ _PHONE = re.compile(
 )
 
 
+#: a string without a digit or an @ has nothing to mask (the common case: skip the regexes)
+_MAYBE = re.compile(r"[0-9０-９@]")
+
+
 def _digits(text: str) -> str:
     return re.sub(r"\D", "", unicodedata.normalize("NFKC", text))
 
@@ -41,7 +45,7 @@ class Masker:
     def text(self, value: str) -> str:
         for secret in self.secrets:  # secrets are removed even when masking is off
             value = value.replace(secret, "***")
-        if not self.enabled:
+        if not self.enabled or not _MAYBE.search(value):
             return value
         value = _EMAIL.sub(self._email, value)
         value = _ID_CARD.sub(self._id_card, value)
@@ -72,11 +76,14 @@ class Masker:
         return prefix + digits[:3] + "****" + digits[-4:]
 
     def data(self, value: Any) -> Any:
-        """Mask every string in a JSON-like value (keys included)."""
+        """A masked, JSON-native copy: strings masked (keys too), other scalars kept when
+        they are JSON types and written as text otherwise (a date, a Path, a numpy float)."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
             return {self.text(str(k)): self.data(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
-        return value
+        if value is None or type(value) in (bool, int, float):
+            return value
+        return self.text(str(value))

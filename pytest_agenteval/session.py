@@ -6,7 +6,6 @@ and runs; the ``controller`` only records what the workers report.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import time
@@ -182,10 +181,8 @@ class AgentEvalSession:
     def report_payload(self, item: Any) -> dict[str, Any]:
         """The masked, JSON-native record that travels with the call report."""
         record = dict(item.result)
-        line = item.line
-        record.update(nodeid=item.nodeid, file=locate(item.path, self.rootdir), line=line)
-        payload: dict[str, Any] = json.loads(json.dumps(self.masker.data(record),
-                                                         ensure_ascii=False))
+        record.update(nodeid=item.nodeid, file=item.file, line=item.line)
+        payload: dict[str, Any] = self.masker.data(record)  # JSON-native by construction
         return payload
 
     def close_engine(self) -> None:

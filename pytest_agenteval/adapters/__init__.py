@@ -13,13 +13,9 @@ __all__ = ["Adapter", "AgentError", "AgentReply", "TurnRequest", "make_adapter"]
 def make_adapter(target: object, rootdir: Path, limits: int) -> Adapter:
     """Build the adapter for ``target``; call on the engine's event loop."""
     if isinstance(target, HttpTarget):
-        import httpx
+        from .http import HttpAdapter, make_session
 
-        from .http import HttpAdapter
-
-        client = httpx.AsyncClient(limits=httpx.Limits(max_connections=limits,
-                                                       max_keepalive_connections=limits))
-        return HttpAdapter(target, client)
+        return HttpAdapter(target, make_session(limits))
     if isinstance(target, BuiltinTarget):
         from .builtin import BuiltinAdapter
 

@@ -40,15 +40,12 @@ class BuiltinAdapter:
     """Starts the reference agent, then speaks to it through the real ``http`` adapter."""
 
     def __init__(self, target: BuiltinTarget, limits: int) -> None:
-        import httpx
-
         from ..demo.server import DemoServer
-        from .http import HttpAdapter
+        from .http import HttpAdapter, make_session
 
         self.server = DemoServer(latency_ms=target.latency_ms).start()
-        client = httpx.AsyncClient(limits=httpx.Limits(max_connections=limits,
-                                                       max_keepalive_connections=limits))
-        self.http = HttpAdapter(builtin_http_target(self.server.url, target), client)
+        self.http = HttpAdapter(builtin_http_target(self.server.url, target),
+                                make_session(limits))
 
     async def send(self, request: Any) -> Any:
         return await self.http.send(request)

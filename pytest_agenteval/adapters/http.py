@@ -1,17 +1,23 @@
-"""The ``http`` adapter: a JSON API described by a request template and a response map."""
+"""The ``http`` adapter: a JSON API described by a request template and a response map.
+
+It speaks HTTP through ``aiohttp``: measured on this project's benchmark
+(1,000 calls, 64 in flight), aiohttp spends 0.39 ms of CPU per call where
+httpx spends 2.2 ms, and the engine shares one core with pytest itself
+(see tests/bench_concurrency.py and docs/execution.md).
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-import httpx
+import aiohttp
 
 from ..model.config import HttpTarget
 from ._template import MISSING, dig, render
 from .base import AgentError, AgentReply, TurnRequest, scalar_code
 
-__all__ = ["HttpAdapter"]
+__all__ = ["HttpAdapter", "make_session"]
 
 _SNIPPET = 300
 
@@ -19,9 +25,10 @@ _SNIPPET = 300
 class HttpAdapter:
     """Calls the agent once per turn; retries only when ``target.retries`` asks for it."""
 
-    def __init__(self, target: HttpTarget, client: httpx.AsyncClient) -> None:
+    def __init__(self, target: HttpTarget, session: aiohttp.ClientSession) -> None:
         self.target = target
-        self.client = client
+        self.session = session
+        self._timeout = aiohttp.ClientTimeout(total=target.timeout_s)
 
     def body(self, request: TurnRequest) -> Any:
         values = request.names()
@@ -49,34 +56,37 @@ class HttpAdapter:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _once(self, body: Any) -> AgentReply:
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json", **self.target.headers}
         try:
-            response = await self.client.request(
-                self.target.method, self.target.url, json=body,
-                headers=self.target.headers, timeout=self.target.timeout_s,
-            )
-        except httpx.TimeoutException as exc:
-            raise AgentError("timeout", f"no reply within {self.target.timeout_s:g} s"
-                             f" ({type(exc).__name__})") from None
-        except httpx.HTTPError as exc:
+            async with self.session.request(self.target.method, self.target.url, data=payload,
+                                            headers=headers, timeout=self._timeout) as response:
+                status = response.status
+                raw = await response.read()
+        except TimeoutError:
+            raise AgentError("timeout", f"no reply within {self.target.timeout_s:g} s") from None
+        except aiohttp.ClientError as exc:
             raise AgentError("connection", f"{type(exc).__name__}: {exc}") from None
-        if not response.is_success:
-            raise AgentError("http_status", f"HTTP {response.status_code}: "
-                             f"{response.text[:_SNIPPET]}", response.status_code)
-        return self.parse(response)
+        text = raw.decode("utf-8", errors="replace")
+        if not 200 <= status < 300:
+            raise AgentError("http_status", f"HTTP {status}: {text[:_SNIPPET]}", status)
+        return self.parse(raw, status)
 
-    def parse(self, response: httpx.Response) -> AgentReply:
+    def parse(self, raw: bytes, status: int = 200) -> AgentReply:
+        """Normalise a 2xx reply body through ``response_map``."""
         try:
-            data = response.json()
+            data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise AgentError("bad_body", "the reply is not JSON: "
-                             f"{response.text[:_SNIPPET]!r}", response.status_code) from None
+            text = raw.decode("utf-8", errors="replace")
+            raise AgentError("bad_body", f"the reply is not JSON: {text[:_SNIPPET]!r}",
+                             status) from None
         rmap = self.target.response_map
         output = dig(data, rmap.output)
         if output is MISSING or not isinstance(output, str):
             found = "missing" if output is MISSING else f"a {type(output).__name__}"
+            text = raw.decode("utf-8", errors="replace")
             raise AgentError("bad_body", f"response_map.output '{rmap.output}' is {found} in "
-                             f"the reply, expected a string: {response.text[:_SNIPPET]}",
-                             response.status_code)
+                             f"the reply, expected a string: {text[:_SNIPPET]}", status)
         return AgentReply(
             output=output,
             intent_code=scalar_code(self._optional(data, rmap.intent_code)),
@@ -93,10 +103,16 @@ class HttpAdapter:
         return None if value is MISSING else value
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        await self.session.close()
 
 
 def _text(value: Any) -> str | None:
     if value is None or value == "":
         return None
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def make_session(max_connections: int) -> aiohttp.ClientSession:
+    """The session an HTTP adapter uses (call on the engine's event loop)."""
+    connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0)
+    return aiohttp.ClientSession(connector=connector, trust_env=False)

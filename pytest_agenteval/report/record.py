@@ -85,12 +85,12 @@ class RunRecorder:
         if self._lines is None:
             self._lines = (self._ensure_dir() / "results.jsonl").open("a", encoding="utf-8")
         self._lines.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
-        self._lines.flush()
-        os.fsync(self._lines.fileno())
+        self._lines.flush()  # in the OS now: survives Ctrl-C and a crashed pytest
 
     def finish(self, document: dict[str, Any]) -> Path:
         """Write ``results.json`` atomically; returns its path."""
         if self._lines is not None:
+            os.fsync(self._lines.fileno())
             self._lines.close()
             self._lines = None
         run_dir = self._ensure_dir()
