@@ -18,6 +18,7 @@ from .yamlio import Location, SourceError, YamlDoc, load_yaml
 
 __all__ = ["deep_merge", "load_case_file"]
 
+_CASE_FIELDS = frozenset(Case.model_fields)
 _SCENARIO_FIELDS = frozenset(Scenario.model_fields)
 
 
@@ -45,10 +46,16 @@ def _entries(doc: YamlDoc) -> list[tuple[ItemPlan, Location]]:
     top = validate_at(CaseFileModel, doc.data, doc)
     if not top.cases and not top.scenarios:
         raise SourceError(doc.at(()), "no 'cases:' or 'scenarios:' in this file")
-    errors: list[SourceError] = []
+    errors: list[SourceError] = [
+        SourceError(doc.at(("defaults", key)), "not a field of a case or a scenario; remove it"
+                    " or fix its spelling", f"defaults.{key}")
+        for key in top.defaults if key not in _CASE_FIELDS | _SCENARIO_FIELDS]
     out: list[tuple[ItemPlan, Location]] = []
+    # each default goes to the items that have such a field (`knowledge:` to scenarios,
+    # `request:` to cases, `priority:` to both)
+    case_defaults = {k: v for k, v in top.defaults.items() if k in _CASE_FIELDS}
     scenario_defaults = {k: v for k, v in top.defaults.items() if k in _SCENARIO_FIELDS}
-    for section, model, defaults in (("cases", Case, top.defaults),
+    for section, model, defaults in (("cases", Case, case_defaults),
                                      ("scenarios", Scenario, scenario_defaults)):
         for i, raw in enumerate(getattr(top, section)):
             try:

@@ -24,12 +24,28 @@ def _files(paths: list[str]) -> Iterator[Path]:
             yield p
 
 
+def _load_conftest(root: Path) -> None:
+    """Import ``conftest.py`` of the current folder, so its custom rule types are known."""
+    import importlib.util
+
+    path = root / "conftest.py"
+    if not path.is_file():
+        return
+    spec = importlib.util.spec_from_file_location("agenteval_lint_conftest", path)
+    if spec is None or spec.loader is None:  # pragma: no cover
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(root))
+    spec.loader.exec_module(module)
+
+
 def lint(paths: list[str]) -> int:
     """Validate case files exactly as collection does; print every error. Exit 1 on any."""
     seen: dict[str, Location] = {}
     errors: list[SourceError] = []
     items = 0
     root = Path.cwd()
+    _load_conftest(root)
     for path in _files(paths):
         try:
             entries = load_case_file(path, locate(path, root))

@@ -111,6 +111,11 @@ def load_config(rootdir: Path, explicit: str | None = None, target_url: str | No
         model = _load(path, rootdir, os.environ if env is None else env, secrets)
     if target_url:
         model = _override_url(model, target_url, path, rootdir)
+    environ = os.environ if env is None else env
+    for section in (model.target, model.judge):
+        key_env = getattr(section, "api_key_env", None)
+        if key_env and environ.get(key_env):
+            secrets.add(environ[key_env])  # an API key read by name is a secret too
     return LoadedConfig(model, path, secrets)
 
 

@@ -34,6 +34,7 @@ class CaseFile(pytest.File):
         session = get_session(self.config)
         name = locate(self.path, self.config.rootpath)
         try:
+            _ = session.taxonomy  # a broken taxonomy is a located collection error
             entries = load_case_file(Path(self.path), name)
         except SourceError as exc:
             raise self.CollectError(str(exc)) from None
@@ -67,7 +68,8 @@ class CaseItem(pytest.Item):
         self.add_marker(meta["priority"])
         for label in meta["behaviors"]:
             self.add_marker(pytest.mark.behavior(label=label))
-        keywords = [*meta["behaviors"], meta["test_family"], meta["challenge"], *meta["tags"]]
+        challenge = meta["challenge"] if meta["challenge"] != "none" else None
+        keywords = [*meta["behaviors"], meta["test_family"], challenge, *meta["tags"]]
         self.extra_keyword_matches.update(k for k in keywords if k)
 
     def runtest(self) -> None:

@@ -59,7 +59,16 @@ def _error_turn(index: int, turn: TurnPlan, exc: AgentError, latency: float) -> 
         "rules": [],
         "intent": _intent_not_evaluated(turn, "the agent did not answer"),
         "rule_logic": None,
+        "failure_reasons": [],
+        "conversation_id": None,
+        "expected": _expected(turn),
     }
+
+
+def _expected(turn: TurnPlan) -> dict[str, Any]:
+    exp = turn.expected
+    return {"behavior": exp.behavior, "outcome": exp.outcome, "intent_code": exp.intent_code,
+            "assertions": dict(exp.assertions)}
 
 
 def _intent_not_evaluated(turn: TurnPlan, why: str) -> dict[str, Any]:
@@ -123,6 +132,7 @@ def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: AgentRe
                        "score": explicit.score, "reason": explicit.reason},
         "intent": intent,
         "conversation_id": reply.conversation_id,
+        "expected": _expected(turn),
     }
 
 

@@ -48,11 +48,15 @@ class RuleBindError(ValueError):
         self.problems = problems
 
 
-def _bind_all(specs: list[RuleSpec], base: tuple[str | int, ...]) -> tuple[BoundRule, ...]:
+def _bind_all(specs: list[RuleSpec], base: tuple[str | int, ...],
+              prefix: str) -> tuple[BoundRule, ...]:
+    """Bind a case's or turn's explicit rules. A rule without an ``id`` gets one that is
+    unique in the run: ``<item id>:<type>#<n>`` (``<item id>:t<turn>:<type>#<n>`` in a
+    scenario), so failures per rule id never add up unrelated cases."""
     out = []
     problems: list[tuple[tuple[str | int, ...], str]] = []
     for i, spec in enumerate(specs):
-        rule_id = spec.id or f"{spec.type}#{i + 1}"
+        rule_id = spec.id or f"{prefix}:{spec.type}#{i + 1}"
         try:
             out.append(bind(spec.type, spec.params, rule_id, spec.weight))
         except KeyError as exc:
@@ -86,7 +90,7 @@ def compile_case(case: Case) -> ItemPlan:
         knowledge=req.knowledge,
         extra=dict(req.extra),
         expected=case.expected,
-        rules=_bind_all(case.rules, ("rules",)),
+        rules=_bind_all(case.rules, ("rules",), case.id),
         rule_logic=case.rule_logic,
         rule_pass_threshold=case.rule_pass_threshold,
     )
@@ -104,7 +108,7 @@ def compile_scenario(sc: Scenario) -> ItemPlan:
         if t.sets_knowledge:
             knowledge = t.knowledge
         try:
-            rules = _bind_all(t.rules, ("turns", i, "rules"))
+            rules = _bind_all(t.rules, ("turns", i, "rules"), f"{sc.id}:t{i + 1}")
         except RuleBindError as exc:
             problems += exc.problems
             continue

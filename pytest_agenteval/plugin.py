@@ -127,10 +127,10 @@ class _Reports:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     agenteval = get_session(session.config)
     agenteval.close_engine()
-    agenteval.finish(session)
+    agenteval.finish(session, exitstatus)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -79,8 +79,12 @@ class AgentEvalSession:
     # -- configuration ---------------------------------------------------
 
     def _reports_dir(self) -> Path:
-        explicit = self.config.getoption("agenteval_reports_dir")
-        path = Path(explicit or self.loaded.model.paths.reports_dir)
+        """``--agenteval-reports-dir`` is relative to where pytest was started (like
+        ``--junitxml``); ``paths.reports_dir`` of agenteval.yaml to the rootdir."""
+        explicit: str | None = self.config.getoption("agenteval_reports_dir")
+        if explicit:
+            return Path(self.config.invocation_params.dir) / explicit
+        path = Path(self.loaded.model.paths.reports_dir)
         return path if path.is_absolute() else self.rootdir / path
 
     @property
@@ -208,14 +212,14 @@ class AgentEvalSession:
                          " in flight; the rest of its share was re-run on other workers")
             self.lost[report.nodeid] = f"no result ({report.when}): {text}"
 
-    def finish(self, session: pytest.Session) -> None:
+    def finish(self, session: pytest.Session, exitstatus: int = 0) -> None:
         if self.recorder is None or self.config.option.collectonly:
             return
         if not self.records and not self.expected and not self.lost:
             return
         cases = list(self.records.values())
         self.metrics = summarize(cases)
-        self.completeness = self._completeness(session)
+        self.completeness = self._completeness(session, exitstatus)
         doc = {
             "run": self._run_meta(cases),
             "cases": cases,
@@ -226,10 +230,11 @@ class AgentEvalSession:
         }
         self.results_path = self.recorder.finish(doc)
 
-    def _completeness(self, session: pytest.Session) -> dict[str, Any]:
+    def _completeness(self, session: pytest.Session, exitstatus: int) -> dict[str, Any]:
         expected = self.expected or []
         missing = [n for n in expected if n not in self.records]
-        stopped = bool(session.shouldstop or session.shouldfail)
+        stopped = bool(session.shouldstop or session.shouldfail
+                       or exitstatus == pytest.ExitCode.INTERRUPTED)
         return {
             "expected": len(expected),
             "received": len(self.records),

@@ -45,3 +45,15 @@ def project(pytester: pytest.Pytester, agent: FakeAgent) -> Callable[..., Path]:
         return pytester.path
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _registry_restored() -> Iterator[None]:
+    """In-process pytester runs import their conftest.py here: undo what it registers."""
+    from pytest_agenteval.rules import REGISTRY
+
+    REGISTRY.names()  # built-ins loaded before the snapshot
+    saved = dict(REGISTRY._types)
+    yield
+    REGISTRY._types.clear()
+    REGISTRY._types.update(saved)

@@ -160,13 +160,44 @@ def test_agenteval_target_points_builtin_config_at_a_running_agent(pytester) -> 
         pytester.runpytest("cases", f"--agenteval-target={server.url}").assert_outcomes(passed=1)
     assert read_record(pytester.path)["run"]["target"] == {
         "adapter": "http", "url": server.url, "concurrency": 32, "timeout_s": 30.0, "retries": 0}
+    assert "aiohttp" in read_record(pytester.path)["run"]["versions"]
 
 
-def test_retries_are_off_unless_asked(project, pytester, agent) -> None:
-    project({"a.yaml": "cases:\n  - {id: R-1, request: {input: __500__}}\n"})
+def test_retries_are_off_unless_asked_and_only_for_retryable_errors(project, pytester,
+                                                                    agent) -> None:
+    project({"a.yaml": "cases:\n  - {id: R-1, request: {input: __500__}}\n"
+                       "  - {id: R-2, request: {input: __nonjson__}}\n"})
     pytester.runpytest("cases")
-    assert len(agent.requests) == 1
+    assert len(agent.requests) == 2
+    agent.requests.clear()
     (pytester.path / "agenteval.yaml").write_text(
-        f"target: {{adapter: http, url: '{agent.url}', retries: 2}}\n")
+        f"target: {{adapter: http, url: '{agent.url}', retries: 2, retry_backoff_s: 0.01}}\n")
     pytester.runpytest("cases")
-    assert len(agent.requests) == 1 + 3
+    sends = [r["case_id"] for r in agent.requests]
+    assert sends.count("R-1") == 3, "HTTP 500 is retried"
+    assert sends.count("R-2") == 1, "a bad body is not retried"
+
+
+def test_sync_callables_get_as_many_threads_as_conversations(pytester) -> None:
+    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makepyfile(slowbot="""
+        import threading, time
+        lock = threading.Lock()
+        state = {"now": 0, "peak": 0}
+
+        def reply(turn):
+            with lock:
+                state["now"] += 1
+                state["peak"] = max(state["peak"], state["now"])
+            time.sleep(0.2)
+            with lock:
+                state["now"] -= 1
+            return {"output": f"peak={state['peak']}"}
+    """)
+    pytester.path.joinpath("agenteval.yaml").write_text(
+        "target: {adapter: python, callable: 'slowbot:reply', concurrency: 24}\n")
+    rows = ["cases:"] + [f"  - {{id: S-{i:02d}, request: {{input: x}}}}" for i in range(24)]
+    pytester.mkdir("cases").joinpath("a.yaml").write_text("\n".join(rows) + "\n")
+    pytester.runpytest("cases").assert_outcomes(passed=24)
+    outputs = [c["response"]["output"] for c in read_record(pytester.path)["cases"]]
+    assert max(int(o.split("=")[1]) for o in outputs) > 12

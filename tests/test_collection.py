@@ -179,3 +179,59 @@ def test_an_empty_or_foreign_file_in_cases_is_an_error(project, pytester) -> Non
     result = pytester.runpytest("cases", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["*cases/empty.yaml*empty file*",
                                  "*cases/list.yaml*top level must be a mapping*"])
+
+
+def test_defaults_go_to_the_items_that_have_the_field(project, pytester, agent) -> None:
+    project({"a.yaml": """\
+        defaults:
+          priority: P0
+          knowledge: {k: scenario}
+          request: {knowledge: {k: case}}
+        cases:
+          - {id: C-1, request: {input: 一}}
+        scenarios:
+          - id: S-1
+            turns: [{input: 二}]
+        """})
+    result = pytester.runpytest("cases", "-m", "P0")
+    result.assert_outcomes(passed=2)
+    sent = {r["case_id"]: r["knowledge"] for r in agent.requests}
+    assert sent == {"C-1": {"k": "case"}, "S-1": {"k": "scenario"}}
+
+
+def test_an_unknown_default_is_an_error_at_its_line(project, pytester) -> None:
+    project({"a.yaml": "defaults:\n  prority: P0\ncases:\n  - {id: C-1, request: {input: x}}\n"})
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines(["*cases/a.yaml:2 [[]defaults.prority[]]: not a field of a case"
+                                 " or a scenario*"])
+
+
+def test_k_none_does_not_select_every_case_without_a_challenge(project, pytester) -> None:
+    project({"single/a.yaml": TWO_CASES})
+    result = pytester.runpytest("cases", "--collect-only", "-q", "-k", "none")
+    assert "no tests collected" in result.stdout.str() or "0 selected" in result.stdout.str()
+
+
+def test_a_broken_taxonomy_is_a_located_collection_error(project, pytester) -> None:
+    project({"a.yaml": TWO_CASES})
+    (pytester.path / "rules").mkdir()
+    (pytester.path / "rules" / "taxonomy.yaml").write_text(
+        "labels:\n  A: {codes: [1]}\n  B: {codes: [1]}\n")
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines(["*rules/taxonomy.yaml:3 [[]labels.B.codes[]]: code 1 already "
+                                 "maps to A*"])
+    assert "could not start the target adapter" not in result.stdout.str()
+
+
+def test_a_conftest_rule_type_replaces_a_builtin_of_the_same_name(project, pytester) -> None:
+    pytester.makeconftest("""
+        import pytest_agenteval as ae
+
+        @ae.rule("max_chars", params=ae.NoParams)
+        def strict(p, turn):
+            return ae.RuleOutcome.failed("house rule: never long enough", turn.reply)
+    """)
+    project({"a.yaml": "cases:\n  - id: C-1\n    request: {input: x}\n"
+                       "    rules: [{type: max_chars}]\n"})
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines(["*house rule: never long enough*"])

@@ -62,7 +62,7 @@ def test_exitfirst_cancels_what_ran_ahead(pytester: pytest.Pytester, project) ->
             f"target: {{adapter: http, url: '{slow.url}', concurrency: 3}}\n")
         pytester.runpytest("cases", "-x").assert_outcomes(failed=1)
         time.sleep(0.8)
-        assert len(slow.requests) <= 6, "queued conversations must be cancelled, not sent"
+        assert len(slow.requests) <= 9, "queued conversations must be cancelled, not sent"
 
 
 def test_ctrl_c_cancels_and_keeps_finished_records(pytester: pytest.Pytester, project) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-__all__ = ["Adapter", "AgentError", "AgentReply", "ErrorKind", "TurnRequest"]
+__all__ = ["Adapter", "AgentError", "AgentReply", "ErrorKind", "Retrying", "TurnRequest",
+           "retryable"]
 
 ErrorKind = Literal["timeout", "http_status", "bad_body", "connection"]
 
@@ -67,6 +68,41 @@ class Adapter(Protocol):
     async def send(self, request: TurnRequest) -> AgentReply: ...
 
     async def aclose(self) -> None: ...
+
+
+def retryable(exc: AgentError) -> bool:
+    """Worth another try: no answer, or an overloaded / failing server (429, 5xx)."""
+    if exc.kind in ("timeout", "connection"):
+        return True
+    return exc.kind == "http_status" and (exc.status_code == 429 or (exc.status_code or 0) >= 500)
+
+
+class Retrying:
+    """Retries a retryable :class:`AgentError` ``retries`` times with exponential back-off.
+
+    Off by default (``target.retries: 0``): the agent is not assumed idempotent.
+    A wrong body (``bad_body``) or a 4xx other than 429 is never retried.
+    """
+
+    def __init__(self, inner: Adapter, retries: int, backoff_s: float = 0.5) -> None:
+        self.inner = inner
+        self.retries = retries
+        self.backoff_s = backoff_s
+
+    async def send(self, request: TurnRequest) -> AgentReply:
+        import asyncio
+
+        for attempt in range(self.retries + 1):
+            try:
+                return await self.inner.send(request)
+            except AgentError as exc:
+                if attempt >= self.retries or not retryable(exc):
+                    raise
+                await asyncio.sleep(min(8.0, self.backoff_s * 2**attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def scalar_code(value: Any) -> int | str | None:

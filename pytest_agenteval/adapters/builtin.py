@@ -33,6 +33,7 @@ def builtin_http_target(url: str, builtin: BuiltinTarget) -> HttpTarget:
         timeout_s=builtin.timeout_s,
         concurrency=builtin.concurrency,
         retries=builtin.retries,
+        retry_backoff_s=builtin.retry_backoff_s,
     )
 
 

@@ -23,7 +23,7 @@ _SNIPPET = 300
 
 
 class HttpAdapter:
-    """Calls the agent once per turn; retries only when ``target.retries`` asks for it."""
+    """Calls the agent once per turn (retries are the engine's, see adapters.Retrying)."""
 
     def __init__(self, target: HttpTarget, session: aiohttp.ClientSession) -> None:
         self.target = target
@@ -46,16 +46,6 @@ class HttpAdapter:
 
     async def send(self, request: TurnRequest) -> AgentReply:
         body = self.body(request)
-        attempts = self.target.retries + 1
-        for attempt in range(attempts):
-            try:
-                return await self._once(body)
-            except AgentError:
-                if attempt + 1 >= attempts:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _once(self, body: Any) -> AgentReply:
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", **self.target.headers}
         try:

@@ -7,6 +7,7 @@ import importlib
 import inspect
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,14 @@ def import_callable(spec: str, rootdir: Path) -> Callable[..., Any]:
 class PythonAdapter:
     """Calls the function once per turn with one dict (SPEC 5)."""
 
-    def __init__(self, target: PythonTarget, fn: Callable[..., Any]) -> None:
+    def __init__(self, target: PythonTarget, fn: Callable[..., Any], limits: int = 32) -> None:
         self.target = target
         self.fn = fn
+        # a sync callable gets threads of its own, as many as conversations may be in
+        # flight (asyncio's default pool has min(32, cpus + 4): it would queue them)
+        self._pool: ThreadPoolExecutor | None = None
+        if not inspect.iscoroutinefunction(fn):
+            self._pool = ThreadPoolExecutor(max_workers=limits, thread_name_prefix="agenteval-py")
 
     async def send(self, request: TurnRequest) -> AgentReply:
         payload = request.names()
@@ -46,7 +52,8 @@ class PythonAdapter:
                 if inspect.iscoroutinefunction(self.fn):
                     result = await self.fn(payload)
                 else:
-                    result = await asyncio.to_thread(self.fn, payload)
+                    loop = asyncio.get_running_loop()
+                    result = await loop.run_in_executor(self._pool, self.fn, payload)
         except TimeoutError:
             raise AgentError("timeout", f"no reply within {self.target.timeout_s:g} s") from None
         except Exception as exc:
@@ -68,4 +75,5 @@ class PythonAdapter:
         )
 
     async def aclose(self) -> None:
-        return None
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)

@@ -62,11 +62,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client left (a cancelled run): nothing to say
 
     def log_message(self, format: str, *args: Any) -> None:
         return None
@@ -76,6 +79,9 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
     latency_s: float = 0.0
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return None  # a client that hung up mid-request is not worth a traceback
 
 
 class DemoServer:

@@ -25,7 +25,7 @@ def field_name(loc: Sequence[str | int]) -> str:
 def _hint(err: Any) -> str:
     kind = err["type"]
     if kind == "extra_forbidden":
-        return "unknown field; remove it or check its spelling against docs/cases.md"
+        return "unknown field; remove it or fix its spelling"
     if kind == "missing":
         return "required field is missing; add it"
     if kind == "literal_error":

@@ -60,6 +60,7 @@ class _TargetBase(Strict):
     timeout_s: float = Field(default=30.0, gt=0)
     concurrency: int = Field(default=32, ge=1, le=4096)
     retries: int = Field(default=0, ge=0, le=10)
+    retry_backoff_s: float = Field(default=0.5, ge=0, le=60)
 
 
 class HttpTarget(_TargetBase):

@@ -20,8 +20,8 @@ from typing import Any, TextIO
 
 __all__ = ["RunRecorder", "dataset_fingerprint"]
 
-_VERSIONED = ("pytest-agenteval", "pytest", "pytest-xdist", "pytest-html", "httpx", "pydantic",
-              "openai", "PyYAML")
+_VERSIONED = ("pytest-agenteval", "pytest", "pytest-xdist", "pytest-html", "aiohttp", "httpx",
+              "pydantic", "openai", "PyYAML")
 
 
 def _versions() -> dict[str, str | None]:

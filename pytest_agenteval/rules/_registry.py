@@ -116,8 +116,12 @@ class Registry:
 
     def __init__(self) -> None:
         self._types: dict[str, RuleType[Any]] = {}
+        self._builtins = "no"  # no | loading | yes
 
     def register(self, rule_type: RuleType[Any]) -> None:
+        # built-ins first, so that a user's type of the same name replaces the built-in
+        if self._builtins == "no":
+            self._load_builtins()
         self._types[rule_type.name] = rule_type
 
     def get(self, name: str) -> RuleType[Any]:
@@ -132,9 +136,13 @@ class Registry:
         self._load_builtins()
         return sorted(self._types)
 
-    @staticmethod
-    def _load_builtins() -> None:
+    def _load_builtins(self) -> None:
+        if self._builtins != "no":
+            return
+        self._builtins = "loading"
         from . import builtin  # noqa: F401  (registers the built-in types on import)
+
+        self._builtins = "yes"
 
 
 REGISTRY = Registry()

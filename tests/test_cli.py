@@ -1,0 +1,52 @@
+"""The ``agenteval`` command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _agenteval(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_agenteval.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, check=False)
+
+
+def test_lint_passes_the_shipped_suite() -> None:
+    proc = _agenteval(ROOT, "lint", "cases")
+    assert proc.returncode == 0, proc.stdout
+    assert "50 items, 0 errors" in proc.stderr
+
+
+def test_lint_lists_every_error_with_its_line(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("cases:\n  - {id: A, request: {input: x}, priority: P7}\n"
+                                     "  - {id: B, request: {input: x}, rules: [{type: nope}]}\n")
+    (tmp_path / "b.yaml").write_text("cases:\n  - {id: C, request: {input: y}}\n"
+                                     "  - {id: C, request: {input: z}}\n")
+    proc = _agenteval(tmp_path, "lint", ".")
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("a.yaml:2 [cases[0].priority]")
+    assert lines[1].startswith("a.yaml:3 [cases[1].rules[0].type]: unknown rule type 'nope'")
+    assert lines[2] == "b.yaml:3 [id]: duplicate id 'C': already used at b.yaml:2"
+    assert "1 items, 3 errors" in proc.stderr
+
+
+def test_lint_knows_the_rule_types_of_conftest(tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(
+        "import pytest_agenteval as ae\n\n"
+        "@ae.rule('house_style')\n"
+        "def house_style(p, turn):\n"
+        "    return ae.RuleOutcome.passed()\n")
+    (tmp_path / "a.yaml").write_text("cases:\n  - {id: A, request: {input: x}, "
+                                     "rules: [{type: house_style}]}\n")
+    assert _agenteval(tmp_path, "lint", "a.yaml").returncode == 0
+
+
+def test_schema_is_json_for_cases_and_scenarios() -> None:
+    doc = json.loads(_agenteval(ROOT, "schema").stdout)
+    assert doc["case"]["additionalProperties"] is False
+    assert "turns" in doc["scenario"]["properties"]

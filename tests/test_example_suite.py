@@ -1,0 +1,62 @@
+"""The shipped example suite against the built-in reference agent (the README's main job)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agents import read_record
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def shipped(pytester: pytest.Pytester) -> Path:
+    for name in ("cases", "rules"):
+        shutil.copytree(ROOT / name, pytester.path / name)
+    shutil.copy(ROOT / "agenteval.yaml", pytester.path / "agenteval.yaml")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    return pytester.path
+
+
+def _known_defects(root: Path) -> set[str]:
+    import yaml
+
+    out = set()
+    for path in (root / "cases").rglob("*.yaml"):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for item in (doc.get("cases") or []) + (doc.get("scenarios") or []):
+            if "known_defect" in (item.get("tags") or []):
+                out.add(item["id"])
+    return out
+
+
+def test_only_the_documented_defects_fail_and_each_names_its_rule(shipped, pytester) -> None:
+    result = pytester.runpytest("cases")
+    record = read_record(shipped)
+    failed = {c["id"] for c in record["cases"] if c["status"] != "passed"}
+    assert failed == _known_defects(shipped) and failed
+    assert result.ret == 1
+    for case in record["cases"]:
+        if case["status"] == "failed":
+            rows = [r for r in case["rules"] if r["status"] == "failed"]
+            assert rows and all(r["rule_id"] and r["evidence"] for r in rows), case["id"]
+    assert record["completeness"]["complete"]
+
+
+def test_serial_and_parallel_runs_give_the_same_verdicts(shipped, pytester) -> None:
+    pytester.runpytest("cases")
+    serial = read_record(shipped)
+    shutil.rmtree(shipped / "reports")
+    pytester.runpytest("cases", "-n", "4")
+    parallel = read_record(shipped)
+
+    def verdicts(rec: dict) -> dict:
+        return {c["id"]: (c["status"], [r["status"] for r in c["rules"]]) for c in rec["cases"]}
+
+    assert verdicts(parallel) == verdicts(serial)
+    assert parallel["metrics"]["counts"] == serial["metrics"]["counts"]
+    assert parallel["metrics"]["rules"] == serial["metrics"]["rules"]
+    assert parallel["metrics"]["intent"] == serial["metrics"]["intent"]
