@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["fold_pattern", "normalize", "sentences"]
+__all__ = ["clauses", "compile_any", "fold_pattern", "leaves", "negated", "normalize",
+           "numbers", "sentences"]
 
 _REGEX_META = frozenset("()[]{}?*+.^$|\\")
 
@@ -36,3 +37,45 @@ def sentences(text: str) -> list[str]:
     """Sentences of ``text``: 。！？!?；; and newlines end a sentence."""
     parts = _SENTENCE_END.split(text)
     return [p.strip() for p in parts if not _ONLY_PUNCT.match(p)]
+
+
+_CLAUSE_END = re.compile(r"[。！？!?；;\n，,、：:…]+")
+_NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?")
+_UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
+_NEGATION = re.compile(r"(不|没|无法|别|未|暂不|不能|不方便|不支持|不提供|不用|没有)"
+                       r"(方便|能|可以|会)?(再)?(加|用|给|提供|走|通过|留|添加|向您|跟您)?$")
+
+
+def clauses(text: str) -> list[str]:
+    """Clauses of ``text``: sentences further cut at commas, colons and ellipses."""
+    return [c.strip() for c in _CLAUSE_END.split(normalize(text)) if c.strip()]
+
+
+def compile_any(patterns: list[str] | tuple[str, ...]) -> re.Pattern[str] | None:
+    """One case-insensitive regex for a list of patterns (None for an empty list)."""
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{fold_pattern(p)})" for p in patterns), re.IGNORECASE)
+
+
+def negated(text: str, start: int, window: int = 8) -> bool:
+    """True when a negation ends right before ``start`` (「不方便加微信」, 「无法承诺」)."""
+    return bool(_NEGATION.search(text[max(0, start - window):start]))
+
+
+def numbers(text: str) -> list[tuple[str, float]]:
+    """Every number in ``text`` with its value: 3.37万 → 33700, 33,700 → 33700, ８ → 8."""
+    out = []
+    for m in _NUMBER.finditer(normalize(text)):
+        whole = m.group(1).replace(",", "") + (m.group(2) or "")
+        out.append((m.group(0).strip(), float(whole) * _UNIT[m.group(3)]))
+    return out
+
+
+def leaves(value: object) -> list[str]:
+    """Every scalar of a JSON-like value, as text (for finding facts in knowledge)."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in leaves(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in leaves(v)]
+    return [] if value is None else [str(value)]
