@@ -11,6 +11,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from .ledger import Ledger
 from .model import MultiSourceError, field_name, validate_at
 from .model.cases import Case, CaseFileModel, Scenario
 from .plan import ItemPlan, RuleBindError, compile_case, compile_scenario
@@ -22,9 +23,10 @@ _CASE_FIELDS = frozenset(Case.model_fields)
 _SCENARIO_FIELDS = frozenset(Scenario.model_fields)
 
 
-def load_case_file(path: Path, display: str) -> list[tuple[ItemPlan, Location]]:
+def load_case_file(path: Path, display: str,
+                   ledger: Ledger | None = None) -> list[tuple[ItemPlan, Location]]:
     """Every item of the file with its location; raises Source/MultiSourceError."""
-    return _entries(load_yaml(path, display))
+    return _entries(load_yaml(path, display), ledger)
 
 
 def deep_merge(base: Any, override: Any) -> Any:
@@ -37,7 +39,7 @@ def deep_merge(base: Any, override: Any) -> Any:
     return copy.deepcopy(override)
 
 
-def _entries(doc: YamlDoc) -> list[tuple[ItemPlan, Location]]:
+def _entries(doc: YamlDoc, ledger: Ledger | None) -> list[tuple[ItemPlan, Location]]:
     if doc.data is None:
         raise SourceError(doc.at(()), "empty file; add 'cases:' or 'scenarios:'")
     if not isinstance(doc.data, dict):
@@ -59,7 +61,7 @@ def _entries(doc: YamlDoc) -> list[tuple[ItemPlan, Location]]:
                                      ("scenarios", Scenario, scenario_defaults)):
         for i, raw in enumerate(getattr(top, section)):
             try:
-                out.append(_one(doc, (section, i), model, deep_merge(defaults, raw)))
+                out.append(_one(doc, (section, i), model, deep_merge(defaults, raw), ledger))
             except MultiSourceError as exc:
                 errors += exc.errors
             except SourceError as exc:
@@ -69,10 +71,11 @@ def _entries(doc: YamlDoc) -> list[tuple[ItemPlan, Location]]:
     return out
 
 def _one(doc: YamlDoc, where: tuple[str, int], model: type[Case] | type[Scenario],
-         data: dict[str, Any]) -> tuple[ItemPlan, Location]:
+         data: dict[str, Any], ledger: Ledger | None) -> tuple[ItemPlan, Location]:
     item = validate_at(model, data, doc, where)
     try:
-        plan = compile_case(item) if isinstance(item, Case) else compile_scenario(item)
+        plan = (compile_case(item, ledger) if isinstance(item, Case)
+                else compile_scenario(item, ledger))
     except RuleBindError as exc:
         raise MultiSourceError([
             SourceError(doc.at((*where, *path)), msg, field_name((*where, *path)))

@@ -34,8 +34,8 @@ class CaseFile(pytest.File):
         session = get_session(self.config)
         name = locate(self.path, self.config.rootpath)
         try:
-            _ = session.taxonomy  # a broken taxonomy is a located collection error
-            entries = load_case_file(Path(self.path), name)
+            _ = session.taxonomy  # a broken taxonomy or ledger is a located collection error
+            entries = load_case_file(Path(self.path), name, session.ledger)
         except SourceError as exc:
             raise self.CollectError(str(exc)) from None
         except MultiSourceError as exc:
@@ -90,3 +90,71 @@ class CaseItem(pytest.Item):
         line = None if self.line is None else self.line - 1
         title = self.plan.meta.get("title") or ""
         return self.path, line, f"{self.plan.kind} {self.name}" + (f": {title}" if title else "")
+
+
+class LedgerFile(pytest.File):
+    """``rules/business-rules.yaml``: every example of every rule is an item.
+
+    A rule that misjudges one of its own examples fails here, before it can
+    misjudge a run (``pytest rules/``).
+    """
+
+    def collect(self) -> Iterator[ExampleItem]:
+        from .ledger import load_ledger
+        from .model import MultiSourceError
+
+        try:
+            ledger = load_ledger(Path(self.path), self.config.rootpath)
+        except SourceError as exc:
+            raise self.CollectError(str(exc)) from None
+        except MultiSourceError as exc:
+            raise self.CollectError(_listing(exc.errors)) from None
+        for rule in ledger.rules:
+            for kind, examples in (("pass", rule.spec.examples.pass_),
+                                   ("fail", rule.spec.examples.fail)):
+                for n, example in enumerate(examples, start=1):
+                    yield ExampleItem.from_parent(self, name=f"{rule.spec.id}[{kind}-{n}]",
+                                                  rule=rule, kind=kind, example=example)
+
+
+class ExampleItem(pytest.Item):
+    """One ledger example: the rule must pass it (``pass``) or fail it (``fail``)."""
+
+    def __init__(self, *, rule: Any, kind: str, example: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rule = rule
+        self.kind = kind
+        self.example = example
+        self.add_marker(rule.spec.priority)
+        if example.boundary:
+            self.extra_keyword_matches.add("boundary")
+
+    def runtest(self) -> None:
+        from .ledger import example_view
+
+        bound = self.rule.bind(self.example.assertions)
+        row = bound.run(example_view(self.example))
+        wrong = row["status"] == "failed" if self.kind == "pass" else row["status"] != "failed"
+        if wrong:
+            raise CaseVerdict("failed", self._explain(row))
+
+    def _explain(self, row: dict[str, Any]) -> str:
+        ex = self.example
+        edge = f" (boundary: {ex.note})" if ex.boundary else (f" ({ex.note})" if ex.note else "")
+        return "\n".join([
+            f"{self.rule.spec.id} ({row['type']}) misjudges its {self.kind} example{edge}",
+            f"  user:  {ex.input}",
+            f"  reply: {ex.reply}",
+            f"  rule said {row['status']}: {row['reason']}",
+            *([f"  evidence: {row['evidence']}"] if row["evidence"] else []),
+        ])
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseVerdict):
+            return excinfo.value.text
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.rule.location.line
+        return self.path, None if line is None else line - 1, f"ledger example {self.name}"

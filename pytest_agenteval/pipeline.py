@@ -112,8 +112,9 @@ def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: AgentRe
     reasons = []
     if not explicit.passed:
         reasons.append(f"explicit rules ({explicit.reason})")
-    reasons += [f"veto rule {r['rule_id']} failed" for r in rows
-                if r["veto"] and r["status"] == "failed"]
+    # ledger rules are hard constraints whatever rule_logic says; a veto one is a red line
+    reasons += [f"{'red line' if r['veto'] else 'ledger rule'} {r['rule_id']} failed"
+                for r in rows if r["origin"] == "ledger" and r["status"] == "failed"]
     if intent["correct"] is False:
         reasons.append(f"intent {intent['predicted']} (expected {intent['expected']})")
     if intent["code_correct"] is False:

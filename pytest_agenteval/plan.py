@@ -8,10 +8,13 @@ collection, so every rule type and param error surfaces there, with its line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .model.cases import Case, Expected, RuleSpec, Scenario
 from .rules.evaluate import BoundRule, bind
+
+if TYPE_CHECKING:
+    from .ledger import Ledger
 
 __all__ = ["ItemPlan", "TurnPlan", "compile_case", "compile_scenario"]
 
@@ -68,6 +71,17 @@ def _bind_all(specs: list[RuleSpec], base: tuple[str | int, ...],
     return tuple(out)
 
 
+def _ledger_rules(ledger: Ledger | None, expected: Expected,
+                  base: tuple[str | int, ...]) -> tuple[BoundRule, ...]:
+    """The ledger rules this expectation switches on (hard constraints)."""
+    if ledger is None:
+        return ()
+    try:
+        return ledger.for_turn(expected)
+    except ValueError as exc:
+        raise RuleBindError([((*base, "expected", "assertions"), str(exc))]) from None
+
+
 def _meta(item: Case | Scenario, behaviors: list[str]) -> dict[str, Any]:
     return {
         "title": item.title,
@@ -83,14 +97,15 @@ def _meta(item: Case | Scenario, behaviors: list[str]) -> dict[str, Any]:
     }
 
 
-def compile_case(case: Case) -> ItemPlan:
+def compile_case(case: Case, ledger: Ledger | None = None) -> ItemPlan:
     req = case.request
+    explicit = _bind_all(case.rules, ("rules",), case.id)
     turn = TurnPlan(
         input=req.input,
         knowledge=req.knowledge,
         extra=dict(req.extra),
         expected=case.expected,
-        rules=_bind_all(case.rules, ("rules",), case.id),
+        rules=explicit + _ledger_rules(ledger, case.expected, ()),
         rule_logic=case.rule_logic,
         rule_pass_threshold=case.rule_pass_threshold,
     )
@@ -100,7 +115,7 @@ def compile_case(case: Case) -> ItemPlan:
     return ItemPlan("case", case.id, tuple(h.model_dump() for h in req.history), (turn,), meta)
 
 
-def compile_scenario(sc: Scenario) -> ItemPlan:
+def compile_scenario(sc: Scenario, ledger: Ledger | None = None) -> ItemPlan:
     turns = []
     knowledge = sc.knowledge
     problems: list[tuple[tuple[str | int, ...], str]] = []
@@ -109,6 +124,7 @@ def compile_scenario(sc: Scenario) -> ItemPlan:
             knowledge = t.knowledge
         try:
             rules = _bind_all(t.rules, ("turns", i, "rules"), f"{sc.id}:t{i + 1}")
+            rules += _ledger_rules(ledger, t.expected, ("turns", i))
         except RuleBindError as exc:
             problems += exc.problems
             continue

@@ -58,9 +58,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    from .items import CaseFile
+    from .items import CaseFile, LedgerFile
 
-    if get_session(parent.config).is_case_file(file_path, parent):
+    session = get_session(parent.config)
+    if session.is_ledger_file(file_path):
+        return LedgerFile.from_parent(parent, path=file_path)
+    if session.is_case_file(file_path, parent):
         return CaseFile.from_parent(parent, path=file_path)
     return None
 

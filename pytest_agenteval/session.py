@@ -16,6 +16,7 @@ import pytest
 
 from .config import LoadedConfig, load_config
 from .engine import Engine
+from .ledger import LEDGER_NAME, Ledger, load_ledger
 from .metrics import summarize
 from .privacy import Masker
 from .report.record import RunRecorder, dataset_fingerprint, file_sha256
@@ -26,7 +27,8 @@ from .yamlio import Location, SourceError, locate
 __all__ = ["AgentEvalSession", "get_session", "is_case_nodeid"]
 
 SESSION_KEY = pytest.StashKey["AgentEvalSession"]()
-_CASE_NODEID = re.compile(r"^[^:]+\.ya?ml::")
+#: ``file.yaml::ID`` (ledger examples are ``rules/business-rules.yaml::BR-003[pass-1]``)
+_CASE_NODEID = re.compile(r"^[^:]+\.ya?ml::[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
 def get_session(config: pytest.Config) -> AgentEvalSession:
@@ -61,6 +63,7 @@ class AgentEvalSession:
         self.role = _role(config)
         self._ids: dict[str, Location] = {}
         self._taxonomy: Taxonomy | None = None
+        self._ledger: Ledger | None = None
         self._engine: Engine | None = None
         self._engine_error: str | None = None
         self.prefetch = self._prefetch()
@@ -93,6 +96,15 @@ class AgentEvalSession:
         return path if path.is_absolute() else self.rootdir / path
 
     @property
+    def ledger(self) -> Ledger:
+        if self._ledger is None:
+            self._ledger = load_ledger(self.rules_dir / LEDGER_NAME, self.rootdir)
+        return self._ledger
+
+    def is_ledger_file(self, path: Path) -> bool:
+        return path.resolve() == (self.rules_dir / LEDGER_NAME).resolve()
+
+    @property
     def taxonomy(self) -> Taxonomy:
         if self._taxonomy is None:
             self._taxonomy = load_taxonomy(self.rules_dir / "taxonomy.yaml", self.rootdir)
@@ -123,10 +135,12 @@ class AgentEvalSession:
     def is_case_file(self, path: Path, parent: pytest.Collector) -> bool:
         if path.suffix not in (".yaml", ".yml"):
             return False
+        resolved = path.resolve()
+        if resolved.is_relative_to(self.rules_dir.resolve()):
+            return False  # ledger, taxonomy, gates, rubric: never case files
         if parent.session.isinitpath(path):
             return True
         roots = self.config.getini("agenteval_paths") or ["cases"]
-        resolved = path.resolve()
         return any(resolved.is_relative_to((self.rootdir / r).resolve()) for r in roots)
 
     def claim_ids(self, entries: list[tuple[str, Location]]) -> list[SourceError]:

@@ -7,13 +7,14 @@ and a date 2021-06 is found as 2021年6月.
 from __future__ import annotations
 
 import re
+from typing import Any, Literal
 
 from pydantic import Field
 
 from ._registry import Params, RuleOutcome, TurnView, rule
 from ._text import compile_any, leaves, normalize, numbers
 
-__all__ = ["GroundedNumbers", "KnowledgePoints", "value_present"]
+__all__ = ["GroundedNumbers", "KnowledgeNotUsed", "KnowledgePoints", "value_present"]
 
 _APPROX_AFTER = re.compile(r"^\s*(多|余|左右|出头|上下|来)")
 _APPROX_BEFORE = re.compile(r"(约|大约|大概|差不多|将近|接近|近)\s*$")
@@ -63,6 +64,8 @@ def knowledge_points(p: KnowledgePoints, turn: TurnView) -> RuleOutcome:
 class GroundedNumbers(Params):
     ignore: tuple[str, ...] = (r"\d+\s*(小时|分钟|个?工作日|天内)", r"第\s*\d+", r"\d+\s*(位|名)")
     tolerance: float = Field(default=0.25, ge=0, le=1)
+    sources: tuple[Literal["knowledge", "history", "input"], ...] = (
+        "knowledge", "history", "input")
 
 
 def _approx(text: str, start: int, end: int) -> bool:
@@ -76,9 +79,15 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     Numbers are compared by value (8.98万 = 89800). A number marked as
     approximate (「3万多」「约9万」) is grounded when a source value lies
     within ``tolerance`` of it. Numbers inside an ``ignore`` pattern (「24小时」,
-    「第1」) are skipped. Fails with the ungrounded numbers as evidence.
+    「第1」) are skipped. ``sources: [knowledge, input]`` leaves the history
+    out, so a fact from an earlier turn's knowledge that is gone now does not
+    count as grounded. Fails with the ungrounded numbers as evidence.
     """
-    sources = leaves(turn.knowledge) + [h["content"] for h in turn.history] + [turn.input]
+    sources = leaves(turn.knowledge) if "knowledge" in p.sources else []
+    if "history" in p.sources:
+        sources += [h["content"] for h in turn.history]
+    if "input" in p.sources:
+        sources.append(turn.input)
     known = [v for s in sources for _, v in numbers(s)]
     text = normalize(turn.reply)
     skip = compile_any(list(p.ignore))
@@ -98,3 +107,37 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
         return RuleOutcome.failed(f"numbers not in knowledge, history or input: {bad}",
                                   ", ".join(bad))
     return RuleOutcome.passed("every number is grounded")
+
+
+class KnowledgeNotUsed(Params):
+    paths: tuple[str, ...] = ()
+    numeric_only: bool = True
+
+
+def _at(knowledge: Any, path: str) -> Any:
+    node = knowledge
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+@rule("knowledge_not_used", params=KnowledgeNotUsed)
+def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
+    """The reply states no fact of this turn's knowledge (another vehicle was asked about).
+
+    Checks the values at ``paths`` (dotted; default every value), by default
+    only those with a telling number (mileage, price, dates: a decimal or a
+    number ≥ 10), compared like ``knowledge_points``. Not applicable without
+    knowledge.
+    """
+    if not turn.knowledge:
+        return RuleOutcome.not_applicable("no knowledge this turn")
+    values = ([v for path in p.paths for v in leaves(_at(turn.knowledge, path))] if p.paths
+              else leaves(turn.knowledge))
+    if p.numeric_only:  # a lone small integer (0 transfers, 1 owner) is no telling fact
+        values = [v for v in values
+                  if any(n >= 10 or not n.is_integer() for _, n in numbers(v))]
+    used = [v for v in values if value_present(v, turn.reply)]
+    if used:
+        return RuleOutcome.failed(f"states this turn's knowledge: {used}", ", ".join(used))
+    return RuleOutcome.passed("no fact of this turn's knowledge in the reply")

@@ -1,0 +1,125 @@
+"""The rule ledger: business rules with stable ids, applied from a case's expectation.
+
+Ledger rules that apply to a turn are hard constraints: a failed one fails the
+item whatever the case's ``rule_logic`` says, and a failed ``veto`` rule is a
+red line. Which rules apply is decided at collection, from the expected
+behaviour and the ``assertions`` switches, so a misspelt switch is a located
+error instead of a rule that silently never runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .model import validate_at
+from .model.cases import Expected
+from .model.ledger import Example, LedgerFileModel, LedgerRuleModel
+from .rules._registry import REGISTRY, RuleType, TurnView
+from .rules.evaluate import BoundRule
+from .yamlio import Location, SourceError, YamlDoc, load_yaml, locate
+
+__all__ = ["Ledger", "LedgerRule", "example_view", "load_ledger"]
+
+LEDGER_NAME = "business-rules.yaml"
+
+
+@dataclass(frozen=True)
+class LedgerRule:
+    """A validated ledger entry with its rule type and default binding."""
+
+    spec: LedgerRuleModel
+    rule_type: RuleType[Any]
+    bound: BoundRule
+    location: Location
+
+    def applies(self, expected: Expected) -> bool:
+        cond = self.spec.applies_to
+        if cond.behaviors not in (None, "all") and expected.behavior not in cond.behaviors:
+            return False
+        if cond.assertion is not None:
+            value = expected.assertions.get(cond.assertion)
+            return value is not None and value is not False
+        return True
+
+    def bind(self, assertions: dict[str, Any]) -> BoundRule:
+        """The rule as this turn uses it: the switch's value may set a param."""
+        cond = self.spec.applies_to
+        value = assertions.get(cond.assertion) if cond.assertion else None
+        if value is None or value is True:
+            return self.bound
+        extra = value if isinstance(value, dict) else ({cond.param: value} if cond.param else None)
+        if extra is None:
+            raise ValueError(f"assertion {cond.assertion}: {value!r} gives a value, but ledger "
+                             f"rule {self.spec.id} names no 'param' to pass it to; write true")
+        params = self.rule_type.parse({**self.spec.params, **extra})
+        return BoundRule(self.spec.id, self.rule_type, params, veto=self.spec.veto,
+                         layer=self.spec.layer, origin="ledger")
+
+
+@dataclass(frozen=True)
+class Ledger:
+    rules: tuple[LedgerRule, ...] = ()
+    source: str | None = None
+    switches: frozenset[str] = field(default_factory=frozenset)
+
+    def for_turn(self, expected: Expected) -> tuple[BoundRule, ...]:
+        """The ledger rules that apply to a turn with this expectation, bound."""
+        unknown = sorted(set(expected.assertions) - self.switches)
+        if unknown and self.source is not None:
+            known = ", ".join(sorted(self.switches)) or "none"
+            raise ValueError(f"assertion switch(es) {unknown} turn on no rule of {self.source}; "
+                             f"known switches: {known}")
+        return tuple(r.bind(expected.assertions) for r in self.rules if r.applies(expected))
+
+    def ids(self) -> list[str]:
+        return [r.spec.id for r in self.rules]
+
+    def get(self, rule_id: str) -> LedgerRule | None:
+        return next((r for r in self.rules if r.spec.id == rule_id), None)
+
+
+def _rule(doc: YamlDoc, i: int, spec: LedgerRuleModel) -> LedgerRule:
+    try:
+        rt = REGISTRY.get(spec.check)
+    except KeyError as exc:
+        raise SourceError(doc.at((i, "check")), str(exc.args[0]), f"[{i}].check") from None
+    try:
+        params = rt.parse(spec.params)
+    except ValueError as exc:
+        raise SourceError(doc.at((i, "params")), str(exc), f"[{i}].params") from None
+    bound = BoundRule(spec.id, rt, params, veto=spec.veto, layer=spec.layer, origin="ledger")
+    return LedgerRule(spec, rt, bound, doc.at((i,)))
+
+
+def load_ledger(path: Path, rootdir: Path) -> Ledger:
+    """Load and validate the ledger; no file gives an empty ledger (explicit rules only)."""
+    if not path.is_file():
+        return Ledger()
+    doc = load_yaml(path, locate(path, rootdir))
+    if doc.data is None:
+        return Ledger(source=doc.file)
+    specs = validate_at(LedgerFileModel, doc.data, doc).root
+    seen: dict[str, int] = {}
+    rules = []
+    for i, spec in enumerate(specs):
+        if spec.id in seen:
+            raise SourceError(doc.at((i, "id")), f"duplicate rule id {spec.id!r}: already at "
+                              f"line {doc.line_of((seen[spec.id],))}", f"[{i}].id")
+        seen[spec.id] = i
+        rules.append(_rule(doc, i, spec))
+    switches = frozenset(r.spec.applies_to.assertion for r in rules
+                         if r.spec.applies_to.assertion)
+    return Ledger(tuple(rules), doc.file, switches)
+
+
+def example_view(example: Example) -> TurnView:
+    """The turn a ledger example describes."""
+    return TurnView(
+        input=example.input, reply=example.reply,
+        history=[h.model_dump() for h in example.history], knowledge=example.knowledge,
+        knowledge_points=[kp.model_dump() for kp in example.knowledge_points],
+        assertions=dict(example.assertions), intent_code=example.intent_code,
+        intent_name=example.intent_name, latency_ms=example.latency_ms,
+    )
