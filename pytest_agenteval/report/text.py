@@ -42,8 +42,11 @@ def _turn_lines(turn: dict[str, Any], indent: str) -> list[str]:
                      + (f" / code {intent['code_expected']}" if intent.get("code_expected")
                         is not None else ""))
     logic = turn.get("rule_logic") or {}
-    if logic and not logic.get("passed", True):
-        lines.append(f"{indent}rules: {logic.get('reason')}")
+    explicit_failed = any(r["status"] == "failed" and r.get("origin") == "case"
+                          for r in turn.get("rules", []))
+    if logic and (not logic.get("passed", True) or explicit_failed):
+        verdict = "" if not logic.get("passed", True) else " — enough, these rules pass"
+        lines.append(f"{indent}rules: {logic.get('reason')}{verdict}")
     lines += _rule_lines(turn.get("rules", []), indent)
     return lines
 
