@@ -1,0 +1,153 @@
+"""Customer-service and knowledge rule types, with the false-positive traps."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_agenteval.rules import REGISTRY, TurnView
+
+
+def check(name: str, reply: str, params: dict[str, Any] | None = None, **turn: Any):
+    rt = REGISTRY.get(name)
+    return rt.check(rt.parse(params or {}), TurnView(input=turn.pop("input", "你好"),
+                                                     reply=reply, **turn))
+
+
+@pytest.mark.parametrize("reply", ["店家细说", "具体让销售核算一下", "稍后销售对接您",
+                                   "这个需要负责人核实", "门店安排好后通知您", "让销售为您核算"])
+def test_handoff_accepts_party_plus_action(reply: str) -> None:
+    out = check("handoff", reply)
+    assert out.status == "passed" and out.evidence
+
+
+@pytest.mark.parametrize("reply", ["我确认一下", "您好，店家在上海", "这个不需要店家确认",
+                                   "核实后告诉您"])
+def test_handoff_rejects_bare_action_bare_party_and_negation(reply: str) -> None:
+    assert check("handoff", reply).status == "failed"
+
+
+@pytest.mark.parametrize(("reply", "evidence"), [
+    ("方便留个手机号吗？", "方便留个手机"),
+    ("您的电话是多少", "电话是多少"),
+    ("麻烦再留一下您的手机号，店家核算后第一时间告诉您", "留一下您的手机"),
+    ("方便的话给我们留个联系方式", "方便的话给我们留个联系方式"),
+])
+def test_contact_requests_are_found(reply: str, evidence: str) -> None:
+    assert check("asks_for_contact", reply).evidence == evidence
+    out = check("no_contact_request", reply)
+    assert (out.status, out.evidence) == ("failed", evidence)
+
+
+@pytest.mark.parametrize("reply", ["手机号已收到，店家会电话联系您", "好的，您有需要再联系",
+                                   "不用再留手机号了，我们已经记下", "请留意来电",
+                                   "店家会给您打电话"])
+def test_mentions_of_a_phone_are_not_requests(reply: str) -> None:
+    assert check("no_contact_request", reply).status == "passed"
+    assert check("asks_for_contact", reply).status == "failed"
+
+
+def test_channel_offers_and_the_traps() -> None:
+    assert check("channel_not_offered", "您可以加我们微信").status == "failed"
+    assert check("channel_not_offered", "加个VX吧").status == "failed"
+    assert check("channel_not_offered", "不方便加微信，留个手机号吧").status == "passed"
+    assert check("channel_not_offered", "我们暂不支持微信沟通").status == "passed"
+    assert check("channel_not_offered", "加微信不方便，留手机号吧").status == "passed"
+    mentioned = check("channel_not_offered", "好的加微信", input="能加微信吗")
+    assert mentioned.status == "not_applicable"
+    earlier = check("channel_not_offered", "好的加微信", input="好",
+                    history=[{"role": "user", "content": "有vx吗"}])
+    assert earlier.status == "not_applicable"
+    strict = check("channel_not_offered", "好的加微信", {"unless_user_mentions": False},
+                   input="能加微信吗")
+    assert strict.status == "failed"
+
+
+@pytest.mark.parametrize("reply", ["最低给您8.5万，保证这个价", "这台车保证没有事故",
+                                   "现车一定有，随时可以来", "明天下午试驾肯定没问题"])
+def test_promises_on_real_time_topics_fail(reply: str) -> None:
+    out = check("no_commitment", reply)
+    assert out.status == "failed" and out.evidence
+
+
+@pytest.mark.parametrize("reply", ["价格以店家核算为准", "车况无法保证，以检测报告为准",
+                                   "优惠让销售为您核算一下", "我一定帮您转达给店家",
+                                   "这台车3.37万公里"])
+def test_disclaimers_handoffs_and_facts_are_not_promises(reply: str) -> None:
+    assert check("no_commitment", reply).status == "passed"
+
+
+def test_states_value() -> None:
+    assert check("states_value", "具体年份让店家确认").evidence == "具体年份"
+    assert check("states_value", "留个电话，销售核算后告诉您").status == "passed"
+    assert check("states_value", "确认一下").status == "failed"
+
+
+def test_order_first_before_then() -> None:
+    params = {"first": ["抱歉"], "then": ["手机号", "优惠"]}
+    assert check("order", "非常抱歉，留个手机号吧", params).status == "passed"
+    assert check("order", "留个手机号吧，抱歉", params).status == "failed"
+    assert check("order", "留个手机号吧", params).status == "failed"
+    assert check("order", "非常抱歉给您添麻烦了", params).status == "not_applicable"
+
+
+def test_ends_politely() -> None:
+    assert check("ends_politely", "好的，您有需要再联系").status == "passed"
+    assert check("ends_politely", "好的，再见，祝您生活愉快").status == "passed"
+    assert check("ends_politely", "好的，最近有优惠活动哦").evidence == "优惠"
+    assert check("ends_politely", "好的，留个电话吧").evidence == "留个电话"
+
+
+KNOWLEDGE = {"carConfigInfo": {"archives": {"mileage": "3.37万公里", "firstRegDate": "2021-06",
+                                            "transferCount": 0},
+                               "price": {"listPrice": "8.98万"}}}
+
+
+@pytest.mark.parametrize(("reply", "value"), [
+    ("这台车跑了33700公里", "3.37万公里"), ("跑了33,700公里", "3.37万公里"),
+    ("2021年6月上牌", "2021-06"), ("白色的车", "白色"), ("ＷＥＹ品牌", "wey"),
+])
+def test_knowledge_points_by_value(reply: str, value: str) -> None:
+    out = check("knowledge_points", reply, knowledge_points=[{"path": "x", "value": value}])
+    assert out.status == "passed"
+
+
+def test_knowledge_points_missing_and_not_applicable() -> None:
+    points = [{"path": "a", "value": "3.37万公里"}, {"path": "b", "value": "2021-06"}]
+    out = check("knowledge_points", "2021年6月上牌", knowledge_points=points)
+    assert out.status == "failed" and out.score == 0.5 and "a=3.37万公里" in out.reason
+    assert check("knowledge_points", "x").status == "not_applicable"
+
+
+def test_grounded_numbers() -> None:
+    def grounded(reply: str, **kw: Any) -> str:
+        return check("grounded_numbers", reply, knowledge=KNOWLEDGE, **kw).status
+
+    assert grounded("跑了3.37万公里，标价8.98万") == "passed"
+    assert grounded("跑了33700公里") == "passed"
+    assert grounded("跑了3万多公里，24小时内回复您") == "passed"
+    assert grounded("最低8.5万") == "failed"
+    assert grounded("您的号码13800000000已记录", input="13800000000") == "passed"
+    history = [{"role": "assistant", "content": "标价8.98万"}]
+    no_knowledge = check("grounded_numbers", "标价8.98万", {"sources": ["knowledge", "input"]},
+                         history=history)
+    assert (no_knowledge.status, no_knowledge.evidence) == ("failed", "8.98万")
+    assert check("grounded_numbers", "标价8.98万", history=history).status == "passed"
+
+
+def test_knowledge_not_used() -> None:
+    assert check("knowledge_not_used", "那台车让店家帮您查", knowledge=KNOWLEDGE).status == (
+        "passed")
+    out = check("knowledge_not_used", "那台车跑了3.37万公里", knowledge=KNOWLEDGE)
+    assert (out.status, out.evidence) == ("failed", "3.37万公里")
+    assert check("knowledge_not_used", "营业到18:00，0次过户", knowledge=KNOWLEDGE).status == (
+        "passed")
+    assert check("knowledge_not_used", "x").status == "not_applicable"
+
+
+def test_bad_patterns_fail_at_parse() -> None:
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        REGISTRY.get("channel_not_offered").parse({"channels": ["(微信"]})
+    with pytest.raises(ValueError, match="first"):
+        REGISTRY.get("order").parse({"then": ["x"]})
