@@ -362,9 +362,9 @@ def judge(cases: Cases) -> dict[str, Any]:
 
     With no judge configured every figure is ``None`` and ``reason`` says so.
     """
-    units = [(c, v, s) for c in cases for _, v, s in _judge_units(c)]
-    expected = [(c["id"], float(v.get("status") in JUDGED)) for c, v, s in units
+    expected = [(c["id"], v) for c in cases for _, v, s in _judge_units(c)
                 if _judge_expected(c, v, s)]
+    missing = Counter(str(v.get("reason")) for _, v in expected if v.get("status") not in JUDGED)
     judged = _judged(cases)
     scores = _scores(judged)
     verdicts = Counter(v["status"] for _, v in judged)
@@ -374,10 +374,9 @@ def judge(cases: Cases) -> dict[str, Any]:
         "reason": None if configured else NO_JUDGE,
         "expected_turns": len(expected),
         "judged_turns": len(judged),
-        "availability": rate_by_case(expected),
-        "not_evaluated_reasons": dict(Counter(str(v.get("reason")) for c, v, s in units
-                                              if _judge_expected(c, v, s)
-                                              and v.get("status") not in JUDGED)),
+        "availability": rate_by_case((cid, float(v.get("status") in JUDGED))
+                                     for cid, v in expected),
+        "not_evaluated_reasons": dict(missing.most_common()),
         "verdicts": {s: verdicts.get(s, 0) for s in JUDGED},
         "dimensions": {d: {"mean": _mean([s for _, s in v]), "n": len(v)}
                        for d, v in scores.items()},

@@ -41,7 +41,8 @@ def _wilson_bounds(p: float, n: float, z: float) -> tuple[float, float]:
     z2n = z * z / n
     centre = (p + z2n / 2) / (1 + z2n)
     half = z / (1 + z2n) * math.sqrt(p * (1 - p) / n + z2n / (4 * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # the exact interval always holds p̂; min/max only undo floating-point rounding at 0 and 1
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def wilson(successes: float, n: int, z: float = Z95) -> dict[str, Any]:

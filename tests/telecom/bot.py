@@ -4,7 +4,8 @@
 def reply(turn: dict) -> dict:
     text = turn["input"]
     if "销户" in text:
-        return {"output": "销户需要本人到营业厅办理，客服经理会联系您核实", "intent_name": "CANCEL_ACCOUNT"}
+        return {"output": "销户需要本人到营业厅办理，客服经理会联系您核实",
+                "intent_name": "CANCEL_ACCOUNT"}
     if "投诉" in text:
         return {"output": "非常抱歉，已为您转人工客服跟进处理", "intent_name": "COMPLAINT"}
     if "送" in text:
