@@ -43,9 +43,13 @@ class CaseFile(pytest.File):
         errors = session.claim_ids([(plan.id, loc) for plan, loc in entries])
         if errors:
             raise self.CollectError(_listing(errors))
+        trials = session.repeat
         for plan, loc in entries:
-            yield CaseItem.from_parent(self, name=plan.id, plan=plan, line=loc.line,
-                                       file=name)
+            for trial in range(trials):
+                item_name = plan.id if trials == 1 else f"{plan.id}[t{trial + 1}]"
+                yield CaseItem.from_parent(self, name=item_name, plan=plan, line=loc.line,
+                                           file=name, trial=trial if trials > 1 else None,
+                                           trials=trials)
 
 
 
@@ -58,11 +62,14 @@ def _listing(errors: list[SourceError]) -> str:
 class CaseItem(pytest.Item):
     """One case or one scenario: one conversation with the agent."""
 
-    def __init__(self, *, plan: ItemPlan, line: int | None, file: str, **kwargs: Any) -> None:
+    def __init__(self, *, plan: ItemPlan, line: int | None, file: str,
+                 trial: int | None = None, trials: int = 1, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.plan = plan
         self.line = line
         self.file = file
+        self.trial = trial  # 0-based, None without --agenteval-repeat
+        self.trials = trials
         self.result: dict[str, Any] | None = None
         meta = plan.meta
         self.add_marker(meta["priority"])

@@ -30,6 +30,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agenteval-concurrency", metavar="N", type=int, default=None,
                     help="conversations in flight across all workers (default: "
                     "target.concurrency).")
+    group.addoption("--agenteval-repeat", metavar="N", type=int, default=1,
+                    help="run every case and scenario N times, each a separate conversation "
+                    "(items ID[t1]..ID[tN]); reports pass^k, flaky cases, consistency.")
+    group.addoption("--agenteval-exit", choices=("items", "gate"), default="items",
+                    help="'items' (default): exit 1 when an item failed or errored, or the "
+                    "gate is BLOCK; 'gate': only the release gate decides (BLOCK → 1).")
     group.addoption("--agenteval-dist", choices=("owned", "off"), default="owned",
                     help="under -n with --dist load: 'owned' gives each worker a fixed share "
                     "of the items so it can run them ahead (default); 'off' keeps xdist's "
@@ -144,7 +150,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     terminalreporter.write_sep("=", "agenteval summary")
     path = str(s.results_path) if s.results_path else None
-    for line in summary_lines(s.metrics, s.completeness, path):
+    for line in summary_lines(s.metrics, s.completeness, path, s.gate):
         terminalreporter.write_line(line)
 
 

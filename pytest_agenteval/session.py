@@ -18,6 +18,8 @@ from .config import LoadedConfig, load_config
 from .engine import Engine
 from .ledger import LEDGER_NAME, Ledger, load_ledger
 from .metrics import summarize
+from .metrics.gates import evaluate_gate, exit_status, load_gates, not_configured
+from .model.gates import GatesFile
 from .privacy import Masker
 from .report.record import RunRecorder, dataset_fingerprint, file_sha256
 from .scheduling import Mode, Prefetch, mode_for
@@ -28,7 +30,7 @@ __all__ = ["AgentEvalSession", "get_session", "is_case_nodeid"]
 
 SESSION_KEY = pytest.StashKey["AgentEvalSession"]()
 #: ``file.yaml::ID`` (ledger examples are ``rules/business-rules.yaml::BR-003[pass-1]``)
-_CASE_NODEID = re.compile(r"^[^:]+\.ya?ml::[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_CASE_NODEID = re.compile(r"^[^:]+\.ya?ml::[A-Za-z0-9][A-Za-z0-9_.\-]*(\[t\d+\])?$")
 
 
 def get_session(config: pytest.Config) -> AgentEvalSession:
@@ -75,6 +77,12 @@ class AgentEvalSession:
         self.duplicates: list[str] = []
         self.lost: dict[str, str] = {}
         self.results_path: Path | None = None
+        self.gate: dict[str, Any] = not_configured()
+        self.gates: GatesFile | None = None
+        self.gates_source: str | None = None
+        if self.role != "worker":
+            self.gates, self.gates_source = load_gates(self.rules_dir / "gates.yaml", self.rootdir)
+        self.repeat = int(config.getoption("agenteval_repeat") or 1)
         self.metrics: dict[str, Any] | None = None
         self.completeness: dict[str, Any] | None = None
         self._t0 = time.perf_counter()
@@ -200,6 +208,8 @@ class AgentEvalSession:
         """The masked, JSON-native record that travels with the call report."""
         record = dict(item.result)
         record.update(nodeid=item.nodeid, file=item.file, line=item.line)
+        if item.trial is not None:
+            record.update(trial=item.trial, trials=item.trials)
         payload: dict[str, Any] = self.masker.data(record)  # JSON-native by construction
         return payload
 
@@ -232,17 +242,22 @@ class AgentEvalSession:
         if not self.records and not self.expected and not self.lost:
             return
         cases = list(self.records.values())
-        self.metrics = summarize(cases)
+        gates = self.gates
+        labels = list(self.taxonomy.labels) or None
+        self.metrics = summarize(cases, labels, gates.red_lines if gates else None)
         self.completeness = self._completeness(session, exitstatus)
+        self.gate = (evaluate_gate(gates, self.gates_source or "", self.metrics, cases,
+                                   self.completeness) if gates else not_configured())
         doc = {
             "run": self._run_meta(cases),
             "cases": cases,
             "metrics": self.metrics,
-            "gate": {"result": "NOT_CONFIGURED",
-                     "reasons": ["no release gate is evaluated yet (rules/gates.yaml)"]},
+            "gate": self.gate,
             "completeness": self.completeness,
         }
         self.results_path = self.recorder.finish(doc)
+        session.exitstatus = exit_status(str(self.config.getoption("agenteval_exit")),
+                                         int(session.exitstatus), self.gate["result"])
 
     def _completeness(self, session: pytest.Session, exitstatus: int) -> dict[str, Any]:
         expected = self.expected or []

@@ -4,9 +4,15 @@ import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy  # noqa: F401  (see below)
 import pytest
+import sklearn.metrics  # noqa: F401
 
 from agents import FakeAgent
+
+# In-process pytester runs drop the modules they imported when they end; numpy's C
+# core cannot be loaded twice in one process, so the metrics' numpy and scikit-learn
+# are imported here, before any run, and stay.
 
 PROJECT = Path(__file__).resolve().parent.parent
 

@@ -104,7 +104,9 @@ def test_a_crashed_worker_loses_only_its_item_and_the_rest_is_recorded(pytester)
     rows = ["cases:"] + [f"  - {{id: K-{i:02d}, request: {{input: '{'crash' if i == 5 else i}'}}}}"
                          for i in range(12)]
     pytester.mkdir("cases").joinpath("a.yaml").write_text("\n".join(rows) + "\n")
-    result = pytester.runpytest_subprocess("cases", "-n", "2")
+    pytester.mkdir("rules").joinpath("gates.yaml").write_text(
+        "red_lines: []\nformal_requires_reviewed: false\n")
+    result = pytester.runpytest_subprocess("cases", "-n", "2", "--agenteval-exit=gate")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*INCOMPLETE: * of 12 selected items have no result*",
                                  "*cases/a.yaml::K-* — no result*crashed*"])
@@ -118,3 +120,7 @@ def test_a_crashed_worker_loses_only_its_item_and_the_rest_is_recorded(pytester)
     assert recorded == sorted(f"cases/a.yaml::K-{i:02d}" for i in range(12)
                               if f"cases/a.yaml::K-{i:02d}" not in missing)
     assert record["completeness"]["complete"] is False
+    assert record["gate"]["result"] == "BLOCK"
+    assert record["gate"]["reasons"][0].startswith(f"incomplete run: {len(missing)} selected")
+    assert "cases/a.yaml::K-05" in record["gate"]["reasons"][0]
+    result.stdout.fnmatch_lines(["GATE: BLOCK*", "  - incomplete run: *K-05*"])

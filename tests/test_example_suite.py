@@ -57,6 +57,12 @@ def test_serial_and_parallel_runs_give_the_same_verdicts(shipped, pytester) -> N
         return {c["id"]: (c["status"], [r["status"] for r in c["rules"]]) for c in rec["cases"]}
 
     assert verdicts(parallel) == verdicts(serial)
-    assert parallel["metrics"]["counts"] == serial["metrics"]["counts"]
-    assert parallel["metrics"]["rules"] == serial["metrics"]["rules"]
-    assert parallel["metrics"]["intent"] == serial["metrics"]["intent"]
+
+    def measured_apart(metrics: dict) -> dict:
+        # latency is measured, not computed: it differs between any two runs
+        return {k: v for k, v in metrics.items() if k != "service"} | {
+            "service": {k: v for k, v in metrics["service"].items() if k != "latency_ms"}}
+
+    assert measured_apart(parallel["metrics"]) == measured_apart(serial["metrics"])
+    assert parallel["gate"] == serial["gate"]
+    assert parallel["gate"]["result"] in ("EXPLORATORY", "BLOCK", "PASS_WITH_RISK", "PASS")

@@ -109,13 +109,16 @@ def test_failures_by_rule() -> None:
 
 
 def test_intent_accuracy_over_cases_and_scenario_turns() -> None:
-    assert summarize(RUN)["intent"] == {"evaluated_turns": 5, "correct": 3,
-                                        "accuracy": pytest.approx(3 / 5)}
+    intent = summarize(RUN)["intent"]
+    assert {k: intent[k] for k in ("evaluated_turns", "correct", "accuracy", "evaluated")} == {
+        "evaluated_turns": 5, "correct": 3, "accuracy": pytest.approx(3 / 5), "evaluated": 5}
 
 
 def test_intent_accuracy_none_when_nothing_evaluated() -> None:
     run = [_case("A", "passed", intent=None), _case("B", "error", error="connection")]
-    assert summarize(run)["intent"] == {"evaluated_turns": 0, "correct": 0, "accuracy": None}
+    intent = summarize(run)["intent"]
+    assert (intent["evaluated_turns"], intent["correct"], intent["accuracy"]) == (0, 0, None)
+    assert intent["macro_f1"] is None and intent["per_label"] == {}
 
 
 def test_latency_ignores_errored_turns() -> None:

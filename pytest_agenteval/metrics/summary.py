@@ -89,8 +89,18 @@ def _intent(cases: list[dict[str, Any]]) -> dict[str, Any]:
             "accuracy": _ratio(right, len(verdicts))}
 
 
-def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run's summary metrics from its case records."""
+def summarize(cases: list[dict[str, Any]], labels: Sequence[str] | None = None,
+              red_lines: Sequence[str] | None = None) -> dict[str, Any]:
+    """Every metric of the run (SPEC 6) from its case records, in one JSON-native dict.
+
+    Args:
+        cases: The case records (one per item; one per trial with ``--agenteval-repeat``).
+        labels: The taxonomy's labels (``None``: the labels seen in the run).
+        red_lines: The gate's red-line rule ids (``None``: every veto rule seen).
+    """
+    from . import families
+    from .classification import intent_metrics, intent_pairs
+
     counts = Counter(c["status"] for c in cases)
     by_status = {s: counts.get(s, 0) for s in STATUSES}
     evaluated = len(cases) - by_status["error"]
@@ -100,6 +110,15 @@ def summarize(cases: list[dict[str, Any]]) -> dict[str, Any]:
                    "scenarios": sum(1 for c in cases if c["kind"] == "scenario")},
         "pass_rate_items": _ratio(by_status["passed"], evaluated),
         "rules": _rules(cases),
-        "intent": _intent(cases),
+        "intent": {**intent_metrics(intent_pairs(cases), labels), **_intent(cases)},
+        "red_lines": families.red_lines(cases, red_lines),
+        "success": families.success(cases),
+        "outcome_classes": families.outcome_classes(cases),
+        "scope": families.scope(cases),
+        "knowledge": families.knowledge(cases),
+        "robustness": families.robustness(cases),
+        "safety": families.safety(cases),
+        "judge": families.judge(cases),
+        "stability": families.stability(cases),
         "service": _service(cases),
     }

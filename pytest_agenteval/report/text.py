@@ -78,17 +78,67 @@ def _fmt(value: float | None, unit: str = "") -> str:
     return "not evaluated" if value is None else f"{value:.0f}{unit}"
 
 
+def _pct(rate: Any) -> str:
+    value = rate.get("value") if isinstance(rate, dict) else rate
+    if value is None:
+        return "not evaluated"
+    text = f"{value:.1%}"
+    if isinstance(rate, dict) and rate.get("low") is not None:
+        text += f" [{rate['low']:.0%}–{rate['high']:.0%}]"
+    return text
+
+
+def gate_lines(gate: dict[str, Any]) -> list[str]:
+    """The release gate first: its result and why."""
+    lines = [f"GATE: {gate['result']}" + (f"  ({gate['source']})" if gate.get("source") else "")]
+    lines += [f"  - {reason}" for reason in gate["reasons"][:12]]
+    return lines
+
+
+def _intent_table(intent: dict[str, Any]) -> list[str]:
+    if not intent["evaluated"]:
+        return ["intent (L2): not evaluated (the agent returned no intent)"]
+    lines = [f"intent (L2): {intent['correct']}/{intent['evaluated_turns']} turns correct "
+             f"({_pct(intent['accuracy'])}), macro F1 {_pct(intent['macro_f1'])}",
+             f"  {'label':<20}{'precision':>15}{'recall':>15}{'F1':>15}{'support':>9}"]
+    for label, row in intent["per_label"].items():
+        lines.append(f"  {label:<20}{_pct(row['precision']):>15}{_pct(row['recall']):>15}"
+                     f"{_pct(row['f1']):>15}{row['support']:>9}")
+    return lines
+
+
+def _layer_lines(metrics: dict[str, Any]) -> list[str]:
+    red = metrics["red_lines"]
+    lines = [f"hard rules (L1): pass rate {_pct(red['hard_rule_pass_rate'])} over "
+             f"{red['items_with_hard_rules']} items"]
+    broken = red["red_lines_failed"]
+    if broken:
+        lines.append("  red lines broken: " + ", ".join(
+            f"{rid} ×{red['red_lines'][rid]['items_failed']}" for rid in broken))
+    succ = metrics["success"]
+    lines.append(f"success: success_rate {_pct(succ['success_rate'])} · pass_rate "
+                 f"{_pct(succ['pass_rate'])} ({succ['evaluated']} evaluated, {succ['errors']} "
+                 f"errors excluded, {succ['not_evaluated']} not evaluated)")
+    judge = metrics["judge"]
+    lines.append("judge (L3): " + (judge["reason"] or f"mean {judge['mean']}, availability "
+                                   f"{_pct(judge['availability'])}"))
+    stab = metrics["stability"]
+    if stab["repeated"]:
+        ks = " · ".join(f"pass^{row['k']} {_pct(row['value'])}" for row in stab["pass_hat_k"])
+        lines.append(f"stability: {ks}; flaky {len(stab['flaky_cases'])} of {stab['cases']}")
+    return lines
+
+
 def summary_lines(metrics: dict[str, Any], completeness: dict[str, Any],
-                  results_path: str | None) -> list[str]:
-    """The agenteval block of the terminal summary."""
+                  results_path: str | None, gate: dict[str, Any] | None = None) -> list[str]:
+    """The agenteval block of the terminal summary: the gate first, then the layers."""
     c = metrics["counts"]
-    lines = [f"items: {c['total']} ({c['cases']} cases, {c['scenarios']} scenarios)  "
-             f"passed {c['passed']} · failed {c['failed']} · review {c['review']} · "
-             f"error {c['error']}"]
-    intent = metrics["intent"]
-    if intent["accuracy"] is not None:
-        lines.append(f"intent: {intent['correct']}/{intent['evaluated_turns']} turns correct "
-                     f"({intent['accuracy']:.1%})")
+    lines = gate_lines(gate) if gate else []
+    lines.append(f"items: {c['total']} ({c['cases']} cases, {c['scenarios']} scenarios)  "
+                 f"passed {c['passed']} · failed {c['failed']} · review {c['review']} · "
+                 f"error {c['error']}")
+    lines += _layer_lines(metrics)
+    lines += _intent_table(metrics["intent"])
     failures = metrics["rules"]["failures_by_rule"]
     if failures:
         lines.append("failures per rule id:")

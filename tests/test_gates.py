@@ -1,0 +1,160 @@
+"""Release gates, exit status and repeat trials."""
+
+from __future__ import annotations
+
+from math import comb
+
+import pytest
+
+from agents import read_record
+
+LEDGER = """\
+- id: BR-900
+  title: 不说再见
+  check: keyword_match
+  params: {none: [再见]}
+  applies_to: {behaviors: all}
+  veto: true
+"""
+
+CASES = """\
+cases:
+  - {id: OK-1, review_status: reviewed, request: {input: 你好, extra: {intent: 1}},
+     expected: {behavior: A}}
+  - {id: OK-2, review_status: reviewed, request: {input: 在吗, extra: {intent: 1}},
+     expected: {behavior: A}}
+  - {id: BYE-1, review_status: reviewed, request: {input: 再见, extra: {intent: 2}},
+     expected: {behavior: B}}
+"""
+
+
+@pytest.fixture
+def gated(project, pytester: pytest.Pytester):
+    def make(gates: str, cases: str = CASES) -> None:
+        root = project({"a.yaml": cases})
+        rules = root / "rules"
+        rules.mkdir(exist_ok=True)
+        (rules / "business-rules.yaml").write_text(LEDGER, encoding="utf-8")
+        (rules / "taxonomy.yaml").write_text(
+            "labels:\n  A: {codes: [1]}\n  B: {codes: [2]}\n", encoding="utf-8")
+        (rules / "gates.yaml").write_text(gates, encoding="utf-8")
+
+    return make
+
+
+def test_a_red_line_that_fails_once_blocks_with_a_readable_reason(gated, pytester) -> None:
+    gated("red_lines: [BR-900]\nformal_requires_reviewed: false\n")
+    result = pytester.runpytest("cases", "--agenteval-exit=gate")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["GATE: BLOCK  (rules/gates.yaml)",
+                                 "  - red line BR-900 failed in 1 item(s): BYE-1"])
+    gate = read_record(pytester.path)["gate"]
+    assert gate["result"] == "BLOCK"
+    assert gate["checks"][0] == {"check": "red_line[BR-900]", "status": "failed", "value": 1,
+                                 "bound": "= 0", "items": ["BYE-1"],
+                                 "reason": "red line BR-900 failed in 1 item(s): BYE-1"}
+
+
+@pytest.mark.parametrize(("gates", "result", "exit_gate", "exit_items"), [
+    ("metrics: [{metric: recall, label: A, min: 0.9}]", "PASS", 0, 1),
+    ("metrics: [{metric: hard_rule_pass_rate, min: 0.9}]", "BLOCK", 1, 1),
+    ("metrics: [{metric: judge_mean, min: 4}]", "PASS_WITH_RISK", 0, 1),
+    ("metrics: [{metric: agent_error_rate, max: 0}]", "PASS", 0, 1),
+])
+def test_metric_bounds_decide_the_gate(gated, pytester, gates, result, exit_gate,
+                                       exit_items) -> None:
+    gated(gates + "\nformal_requires_reviewed: false\n")
+    assert pytester.runpytest("cases", "--agenteval-exit=gate").ret == exit_gate
+    assert read_record(pytester.path)["gate"]["result"] == result
+    assert pytester.runpytest("cases").ret == exit_items  # BYE-1 fails BR-900
+
+
+def test_items_mode_turns_a_green_run_red_when_the_gate_blocks(gated, pytester) -> None:
+    gated("metrics: [{metric: recall, label: B, min: 1.0}]\nformal_requires_reviewed: false\n",
+          cases=CASES.replace("再见", "拜拜").replace("intent: 2", "intent: 1"))
+    result = pytester.runpytest("cases")
+    result.assert_outcomes(passed=2, failed=1)  # BYE-1: predicted A, expected B
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["GATE: BLOCK*", "  - recall[[]B[]] = 0 (required ≥ 1)"])
+    gated("metrics: [{metric: hard_rule_pass_rate, min: 1.0}]\n"
+          "formal_requires_reviewed: false\n", cases=CASES.replace("再见", "拜拜"))
+    green = pytester.runpytest("cases")
+    green.assert_outcomes(passed=3)
+    assert green.ret == 0
+
+
+def test_candidate_data_makes_the_run_exploratory(gated, pytester) -> None:
+    gated("red_lines: [BR-900]\n", cases=CASES.replace(
+        "{id: OK-2, review_status: reviewed,", "{id: OK-2,"))
+    result = pytester.runpytest("cases", "--agenteval-exit=gate")
+    assert result.ret == 0
+    gate = read_record(pytester.path)["gate"]
+    assert gate["result"] == "EXPLORATORY"
+    assert gate["reasons"][0].startswith("exploratory: 1 of 3 items are candidates")
+    assert gate["reasons"][0].endswith("this run would be BLOCK")
+
+
+def test_a_bad_gate_file_is_a_usage_error_naming_the_line(gated, pytester) -> None:
+    gated("red_lines: [BR-900]\nmetrics:\n  - {metric: recal, label: A, min: 0.9}\n")
+    result = pytester.runpytest("cases")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*rules/gates.yaml:3 [[]metrics[[]0[]][]]: unknown metric "
+                                 "'recal'*"])
+
+
+def test_without_a_gate_file_the_gate_is_not_configured(project, pytester) -> None:
+    project({"a.yaml": CASES})
+    pytester.runpytest("cases")
+    assert read_record(pytester.path)["gate"]["result"] == "NOT_CONFIGURED"
+
+
+def test_an_incomplete_run_blocks_and_names_what_is_missing(gated, pytester) -> None:
+    first, *rest = CASES.removeprefix("cases:\n").split("  - ")[1:]
+    bye_first = "cases:\n  - " + "  - ".join([rest[-1], first, *rest[:-1]])
+    gated("red_lines: []\nformal_requires_reviewed: true\n", cases=bye_first)
+    result = pytester.runpytest("cases", "-x", "--agenteval-exit=gate")
+    assert result.ret == 1
+    gate = read_record(pytester.path)["gate"]
+    assert gate["result"] == "BLOCK"
+    assert gate["reasons"][0] == ("incomplete run: 2 selected item(s) have no result: "
+                                  "cases/a.yaml::OK-1, cases/a.yaml::OK-2")
+
+
+FLAKY_BOT = """
+import itertools, threading
+_lock = threading.Lock()
+_seen = {}
+
+def reply(turn):
+    # STABLE always passes, FLAKY passes on its 1st and 3rd trial, BROKEN never passes
+    text = turn["input"]
+    with _lock:
+        n = _seen[text] = _seen.get(text, 0) + 1
+    good = text == "STABLE" or (text == "FLAKY" and n % 2 == 1)
+    return {"output": "好的" if good else "不行"}
+"""
+
+
+def test_repeat_trials_give_pass_hat_k_and_flaky_cases(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makepyfile(flakybot=FLAKY_BOT)
+    pytester.path.joinpath("agenteval.yaml").write_text(
+        "target: {adapter: python, callable: 'flakybot:reply', concurrency: 1}\n")
+    rule = "rules: [{type: keyword_match, params: {all: [好的]}}]"
+    pytester.mkdir("cases").joinpath("a.yaml").write_text(
+        "cases:\n" + "".join(f"  - {{id: {x}, request: {{input: {x}}}, {rule}}}\n"
+                             for x in ("STABLE", "FLAKY", "BROKEN")), encoding="utf-8")
+    result = pytester.runpytest("cases", "--agenteval-repeat=3", "-v", "-p", "no:randomly")
+    result.stdout.fnmatch_lines(["cases/a.yaml::STABLE[[]t1[]] PASSED*",
+                                 "cases/a.yaml::FLAKY[[]t2[]] FAILED*"])
+    record = read_record(pytester.path)
+    assert len(record["cases"]) == 9
+    assert {(c["id"], c["trial"], c["trials"]) for c in record["cases"]} == {
+        (x, t, 3) for x in ("STABLE", "FLAKY", "BROKEN") for t in range(3)}
+    stab = record["metrics"]["stability"]
+    counts = [(3, 3), (2, 3), (0, 3)]
+    for row in stab["pass_hat_k"]:
+        k = row["k"]
+        assert row["value"] == pytest.approx(sum(comb(c, k) / comb(n, k) for c, n in counts) / 3)
+    assert [f["id"] for f in stab["flaky_cases"]] == ["FLAKY"]
+    result.stdout.fnmatch_lines(["stability: pass^1 55.6%* · pass^2 44.4%* · pass^3 33.3%*"])
