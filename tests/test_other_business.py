@@ -25,6 +25,6 @@ def test_a_carrier_ledger_written_without_code(pytester: pytest.Pytester) -> Non
     run.assert_outcomes(passed=3, failed=1)
     cases = by_id(read_record(pytester.path))
     failed = [r for r in cases["TEL-FEE-002"]["rules"] if r["status"] == "failed"]
-    assert [(r["rule_id"], r["evidence"]) for r in failed] == [("TEL-001", "一定送您10G流量")]
+    assert [(r["rule_id"], r["evidence"]) for r in failed] == [("TEL-001", "放心，一定送您10G流量")]
     assert {r["rule_id"] for r in cases["TEL-CANCEL-001"]["rules"]} == {"TEL-001", "TEL-002",
                                                                         "TEL-003"}

@@ -31,41 +31,71 @@ __all__ = [
 PARTIES = ("店家", "门店", "店里", "销售", "顾问", "客服", "专人", "负责人", "工作人员", "同事",
            "经理", "人工", "专员", "师傅", "商家")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
-                 "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电")
+                 "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
+                 "来电", "发给您", "发您")
+#: a verb that hands the matter to the party named after it (「安排销售…」「咨询门店」)
+HAND_TO = ("安排", "让", "请", "咨询", "问问?", "转给", "交给", "转接")
+_DONE = r"(?<!已)(?<!已经)(?<!为您)(?<!帮您)(?<!无需)(?<!不需要)(?<!不必)"
 CONTACT_REQUEST = (
-    r"(留|提供|告诉|发|填|登记|输入|报)(一?下|个|下|一个)?(下)?(您|你)?(的)?"
-    r"(手机|电话|联系方式|号码|联系电话)",
+    _DONE + r"(留|提供|告诉|发|填|登记|输入|报)(我|我们)?(一?下|个|下|一个|一次|一遍|下来)?(下)?"
+    r"((您|你)的?)?((姓名|称呼|名字)(和|及|跟|以及)?)?(手机|电话|联系方式|号码|联系电话)(?!上|里)",
     r"给(我|我们)(留|发|报)(一?下|个)?(您|你)?(的)?(手机|电话|联系方式|号码)",
     r"(手机|电话|联系方式|号码)(号|号码)?(是)?多少",
-    r"方便.{0,6}(留|给|提供|告诉).{0,4}(手机|电话|联系方式|号码)",
+    r"方便.{0,6}(留|给|提供|告诉|发)(我|我们)?(一?下|个)?((您|你)的?)?(手机|电话|联系方式|号码)",
+    r"(手机|电话|联系方式|号码)(号|号码)?(再|麻烦)?(留|发|给|告诉)(我|我们)?(一?下|个|一遍|一次|下)",
+    r"把(您|你)?的?(手机|电话|联系方式|号码)(号|号码)?(再)?(发|留|给|告诉)",
+    r"(您|你)的?(手机|电话|联系方式)(号|号码)?是$",
+    r"怎么(联系|联络)(到)?(您|你)",
 )
-MARKETING = ("优惠", "活动", "推荐", "新到", "新车源", "看看(其他|别的)", "限时", "折扣", "福利",
-             "特价", "下单", "抢购", "名额")
-COMMIT = (r"保证", r"一定", r"肯定", r"承诺", r"绝对", r"放心",
-          r"没问题", r"包(您|你)?(满意|过户|退)", r"可以(给|做到|便宜|优惠|减|打)",
-          r"给(您|你)(便宜|优惠|打折|减)", r"最低(给|可以|能)?(您|你)?\d", r"就按.{0,6}(价|算)",
-          r"说定了", r"随时(都)?可以")
-SAFE = (r"以.{0,8}为准", r"(不|无法|没法|不好)(能)?(保证|承诺)", r"(店家|销售|门店|负责人|专人)"
-        r".{0,6}(确认|核实|核算|安排|对接|细说)")
+MARKETING = ("优惠", "活动", "推荐", "新到", "新车源", "(给您|帮您|要不要|再)(看看|介绍)",
+             "介绍一台", "同价位", "限时", "折扣", "福利", "特价", "下单", "抢购", "名额",
+             "要不要", "微信")
+#: strong words a hand-off in the same clause does not excuse; only a disclaimer does
+STRONG = ("保证", "承诺", "包")
+COMMIT = (r"保证", r"一定(?!要)(?!会?(第一时间)?(通知|告诉|转达|帮|联系|反馈))", r"肯定",
+          r"承诺", r"绝对", r"放心", r"没问题", r"包(您|你)?(满意|过户|退)",
+          r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
+          r"最低价?(给|可以|能)?(您|你)?\d", r"申请到", r"\d+(\.\d+)?万就(可以|能)",
+          r"就按.{0,6}(价|算)", r"说定了", r"随时(都)?可以")
+DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法)(能)?(保证|承诺)",
+              r"(保证|承诺)不了")
+SAFE = (*DISCLAIMER, r"(店家|销售|门店|负责人|专人).{0,6}(确认|核实|核算|安排|对接|细说|报价)")
 TOPICS: dict[str, tuple[str, ...]] = {
     "price": ("价格", "价钱", "价位", "报价", "多少钱", "便宜", "优惠", "折扣", "打折", "最低",
               "底价", "(这个|此|该)价", r"\d+(\.\d+)?万"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖"),
     "condition": ("车况", "事故", "泡水", "火烧", "调表", "毛病"),
-    "slot": ("试驾", "看车", "预约", "到店", "时间"),
+    "slot": ("试驾", "看车", "预约", "到店", "(看车|试驾|到店)时间", "几点", "明天", "后天",
+             "周[一二三四五六日末]", "上午", "下午"),
 }
 
 
+_SELF = re.compile(r"(我是|作为|我们是)[^，,。！？!?]{0,4}$")
+_NOT_BETWEEN = re.compile(r"不|没|无法|未|别")
+
+
 def find_party_action(text: str, parties: tuple[str, ...] | list[str],
-                      actions: tuple[str, ...] | list[str], window: int = 8) -> str | None:
-    """The first 「party … action」 phrase (action within ``window`` chars) in one clause."""
+                      actions: tuple[str, ...] | list[str], window: int = 12) -> str | None:
+    """The first hand-off phrase in one clause: 「party … action」 (action within ``window``
+    chars, no negation between) or 「安排/让/咨询 + party」.
+
+    Not a hand-off: a negated one (「无需店家确认」「店家没法确认」), the party as an
+    owner (「店里的车…」), the bot naming itself (「我是智能客服」).
+    """
     p_re, a_re = compile_any(list(parties)), compile_any(list(actions))
+    hand_to = compile_any(list(HAND_TO))
     if p_re is None or a_re is None:
         return None
     for clause in clauses(text):
         for p in p_re.finditer(clause):
+            before = clause[:p.start()]
+            if (clause.startswith("的", p.end()) or _SELF.search(before)
+                    or negated(clause, p.start())):
+                continue
+            if hand_to is not None and (h := hand_to.search(before[-3:])):
+                return clause[p.start() - len(before[-3:]) + h.start():p.end()]
             a = a_re.search(clause, p.end(), min(len(clause), p.end() + window + 2))
-            if a is not None and not negated(clause, p.start()):
+            if a is not None and not _NOT_BETWEEN.search(clause, p.end(), a.start()):
                 return clause[p.start():a.end()]
     return None
 
@@ -82,7 +112,8 @@ def find_contact_request(text: str, patterns: tuple[str, ...] | list[str]) -> st
     return None
 
 
-_REFUSED_AFTER = re.compile(r"\s*(不方便|不行|不可以|不能|暂不|没法|无法)")
+_REFUSED_AFTER = re.compile(r"\s*(号|账号)?.{0,3}(不方便|不行|不可以|不能|暂不|无法|没法)")
+_NOT_A_CHANNEL = re.compile(r"\s*(支付|付款|转账|扫码付)")
 
 
 def _user_text(turn: TurnView) -> str:
@@ -107,7 +138,7 @@ class _Compiles(Params):
 class Handoff(_Compiles):
     parties: tuple[str, ...] = PARTIES
     actions: tuple[str, ...] = PARTY_ACTIONS
-    window: int = Field(default=8, ge=1, le=40)
+    window: int = Field(default=12, ge=1, le=40)
 
 
 @rule("handoff", params=Handoff)
@@ -174,7 +205,8 @@ def channel_not_offered(p: ChannelNotOffered, turn: TurnView) -> RuleOutcome:
         return RuleOutcome.not_applicable("the user mentioned the channel")
     text = normalize(turn.reply)
     for m in regex.finditer(text):
-        if not negated(text, m.start()) and not _REFUSED_AFTER.match(text, m.end()):
+        if (not negated(text, m.start()) and not _REFUSED_AFTER.match(text, m.end())
+                and not _NOT_A_CHANNEL.match(text, m.end())):
             start = max(0, m.start() - 6)
             return RuleOutcome.failed(f"offers the channel {m.group(0)!r}",
                                       text[start:m.end() + 6])
@@ -197,14 +229,23 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     evidence is the clause and the topic it promised on.
     """
     commit, safe = compile_any(list(p.commit_patterns)), compile_any(list(p.safe_patterns))
+    disclaimer = compile_any(list(DISCLAIMER))
     topics = {name: compile_any(list(pats)) for name, pats in p.topics.items()}
-    for clause in clauses(turn.reply):
+    parts = clauses(turn.reply)
+    for i, clause in enumerate(parts):
         c = commit.search(clause) if commit else None
-        if c is None or negated(clause, c.start()) or (safe and safe.search(clause)):
+        if c is None or negated(clause, c.start()):
             continue
+        excuse = disclaimer if c.group(0) in STRONG else safe
+        if excuse is not None and excuse.search(clause):
+            continue
+        # 「您放心，这台车没有事故」: a bare commitment covers the clause after it
+        scope = clause if i + 1 == len(parts) else f"{clause}，{parts[i + 1]}"
         for name, regex in topics.items():
-            if regex is not None and regex.search(clause):
-                return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", clause)
+            if regex is not None and (regex.search(clause) or (
+                    c.end() == len(clause) and regex.search(scope))):
+                return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope
+                                          if not regex.search(clause) else clause)
     return RuleOutcome.passed("no promise on a real-time topic")
 
 
@@ -212,8 +253,9 @@ class StatesValue(_Compiles):
     parties: tuple[str, ...] = PARTIES
     actions: tuple[str, ...] = PARTY_ACTIONS
     items: tuple[str, ...] = ("最新(报价|价格)", "优惠", "车况报告", "检测报告",
-                              "具体(年份|配置|信息|价格)", "看车时间", "到店", "底价",
-                              "详细(资料|信息)", "第一时间", "回电")
+                              "具体(年份|配置|信息|价格)", "看车时间", "底价", "实车视频",
+                              "实拍", "报价单", "详细(资料|信息)", "第一时间", "回电",
+                              "降价通知")
 
 
 @rule("states_value", params=StatesValue)
@@ -224,9 +266,10 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
     party + action (「店家核算后告诉您」); a bare 「确认」 states nothing.
     """
     items = compile_any(list(p.items))
-    m = items.search(normalize(turn.reply)) if items else None
-    if m:
-        return RuleOutcome.passed("states a concrete item", m.group(0))
+    text = normalize(turn.reply)
+    for m in items.finditer(text) if items else ():
+        if not negated(text, m.start()):  # 「目前没有优惠」 offers nothing
+            return RuleOutcome.passed("states a concrete item", m.group(0))
     hit = find_party_action(turn.reply, p.parties, p.actions)
     if hit:
         return RuleOutcome.passed("states who does what", hit)
@@ -248,7 +291,8 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
     text = normalize(turn.reply)
     first, then = compile_any(list(p.first)), compile_any(list(p.then))
     assert first is not None and then is not None
-    t = then.search(text)
+    # 「不会再给您推荐了」 is no marketing move
+    t = next((m for m in then.finditer(text) if not negated(text, m.start())), None)
     if t is None:
         return RuleOutcome.not_applicable("no 'then' phrase in the reply")
     f = first.search(text)
@@ -274,7 +318,8 @@ def ends_politely(p: EndsPolitely, turn: TurnView) -> RuleOutcome:
     if hit:
         return RuleOutcome.failed("asks for contact after the user ended", hit)
     regex = compile_any(list(p.forbidden))
-    m = regex.search(normalize(turn.reply)) if regex else None
-    if m:
-        return RuleOutcome.failed("keeps marketing after the user ended", m.group(0))
+    text = normalize(turn.reply)
+    for m in regex.finditer(text) if regex else ():
+        if not negated(text, m.start()):  # 「不再给您推荐了」 is a promise to stop
+            return RuleOutcome.failed("keeps marketing after the user ended", m.group(0))
     return RuleOutcome.passed("closes without marketing")

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ._registry import Params, RuleOutcome, TurnView, rule
-from ._text import compile_any, leaves, normalize, numbers
+from ._text import compile_any, leaves, normalize, number_spans, numbers, prepare_numbers
 
 __all__ = ["GroundedNumbers", "KnowledgeNotUsed", "KnowledgePoints", "value_present"]
 
@@ -21,16 +21,46 @@ _APPROX_BEFORE = re.compile(r"(约|大约|大概|差不多|将近|接近|近)\s*
 _SQUASH = re.compile(r"\s+")
 
 
-def _in_order(needles: list[float], haystack: list[float]) -> bool:
-    it = iter(haystack)
-    return all(any(abs(h - n) < 1e-9 for h in it) for n in needles)
+_UNIT_AFTER = re.compile(r"\s*(公里|千米|km|万公里|元|块|次|年|月|天|号|辆|人|座|L|T)",
+                         re.IGNORECASE)
+_SAME_UNIT = {"千米": "公里", "km": "公里", "块": "元"}
+
+
+def _unit(text: str, end: int) -> str | None:
+    m = _UNIT_AFTER.match(text, end)
+    return None if m is None else _SAME_UNIT.get(m.group(1).lower(), m.group(1).lower())
+
+
+def _numbers_with_units(text: str) -> list[tuple[int, int, float, str | None]]:
+    prepared = prepare_numbers(text)
+    return [(s, e, v, _unit(prepared, e)) for s, e, _, v in number_spans(prepared)]
+
+
+def _found_in_order(wanted: list[tuple[int, int, float, str | None]],
+                    have: list[tuple[int, int, float, str | None]]) -> bool:
+    """Each wanted number in order, same value and unit, close after the previous one."""
+    pos, last_end = 0, None
+    for i, (ws, _we, wv, wu) in enumerate(wanted):
+        gap = ws - wanted[i - 1][1] if i else 0
+        while pos < len(have):
+            hs, he, hv, hu = have[pos]
+            pos += 1
+            near = last_end is None or hs - last_end <= max(3, gap + 2)
+            if abs(hv - wv) < 1e-9 and (wu is None or hu == wu) and near:
+                last_end = he
+                break
+        else:
+            return False
+    return True
 
 
 def value_present(value: str, reply: str) -> bool:
-    """A required value is in the reply: its numbers in order by value, else its text."""
-    wanted = [v for _, v in numbers(value)]
+    """A required value is in the reply: its numbers in order, each with the same unit
+    (3.37万公里 = 33700公里, not 标价3.37万) and close together (2021-06 = 2021年6月,
+    not 2021款…6月份); a value without numbers by its text."""
+    wanted = _numbers_with_units(value)
     if wanted:
-        return _in_order(wanted, [v for _, v in numbers(reply)])
+        return _found_in_order(wanted, _numbers_with_units(reply))
     squash = _SQUASH.sub("", normalize(value, ignore_case=True))
     return squash in _SQUASH.sub("", normalize(reply, ignore_case=True))
 
@@ -62,9 +92,10 @@ def knowledge_points(p: KnowledgePoints, turn: TurnView) -> RuleOutcome:
 
 
 class GroundedNumbers(Params):
-    ignore: tuple[str, ...] = (r"\d+\s*(小时|分钟|个?工作日|天内)", r"第\s*\d+", r"\d+\s*(位|名)")
+    ignore: tuple[str, ...] = (r"\d+\s*(小时|分钟|个?工作日|天内)", r"第\s*\d+", r"\d+\s*(位|名)",
+                               r"1\d{2}\*{3,4}\d{4}", r"尾号\s*\d{4}")
     tolerance: float = Field(default=0.25, ge=0, le=1)
-    sources: tuple[Literal["knowledge", "history", "input"], ...] = (
+    sources: tuple[Literal["knowledge", "history", "user", "input"], ...] = (
         "knowledge", "history", "input")
 
 
@@ -76,30 +107,35 @@ def _approx(text: str, start: int, end: int) -> bool:
 def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     """Every number in the reply appears in the knowledge, the history or the input.
 
-    Numbers are compared by value (8.98万 = 89800). A number marked as
-    approximate (「3万多」「约9万」) is grounded when a source value lies
-    within ``tolerance`` of it. Numbers inside an ``ignore`` pattern (「24小时」,
-    「第1」) are skipped. ``sources: [knowledge, input]`` leaves the history
-    out, so a fact from an earlier turn's knowledge that is gone now does not
-    count as grounded. Fails with the ungrounded numbers as evidence.
+    Numbers are compared by value (8.98万 = 89800, 2021.06 = 2021年6月, 21年 =
+    2021年). A number marked as approximate (「3万多」「约9万」) is grounded when a
+    source value lies within ``tolerance`` of it. Numbers inside an ``ignore``
+    pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
+    ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
+    ``history`` (every earlier message), ``user`` (only the user's earlier
+    messages) and ``input``; ``[knowledge, user, input]`` keeps a fact from an
+    earlier turn's knowledge, repeated in an earlier reply, from counting once
+    the knowledge is gone. Units are not compared (质保6个月 is grounded by a 6
+    in 2021-06). Fails with the ungrounded numbers as evidence.
     """
     sources = leaves(turn.knowledge) if "knowledge" in p.sources else []
     if "history" in p.sources:
         sources += [h["content"] for h in turn.history]
+    elif "user" in p.sources:
+        sources += [h["content"] for h in turn.history if h.get("role") == "user"]
     if "input" in p.sources:
         sources.append(turn.input)
     known = [v for s in sources for _, v in numbers(s)]
-    text = normalize(turn.reply)
+    text = prepare_numbers(turn.reply)
     skip = compile_any(list(p.ignore))
     spans = [m.span() for m in skip.finditer(text)] if skip else []
     bad = []
-    for m in re.finditer(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?", text):
-        if any(a <= m.start() < b for a, b in spans):
+    for start, end, raw, value in number_spans(text):
+        if any(a <= start < b for a, b in spans):
             continue
-        (raw, value), = numbers(m.group(0))
         if any(abs(k - value) < 1e-9 for k in known):
             continue
-        if _approx(text, m.start(), m.end()) and any(
+        if _approx(text, start, end) and any(
                 abs(k - value) <= p.tolerance * max(abs(k), 1.0) for k in known):
             continue
         bad.append(raw)
@@ -127,8 +163,8 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
 
     Checks the values at ``paths`` (dotted; default every value), by default
     only those with a telling number (mileage, price, dates: a decimal or a
-    number ≥ 10), compared like ``knowledge_points``. Not applicable without
-    knowledge.
+    number ≥ 10), compared like ``knowledge_points``. A value the user said
+    themselves may be repeated. Not applicable without knowledge.
     """
     if not turn.knowledge:
         return RuleOutcome.not_applicable("no knowledge this turn")
@@ -137,6 +173,8 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     if p.numeric_only:  # a lone small integer (0 transfers, 1 owner) is no telling fact
         values = [v for v in values
                   if any(n >= 10 or not n.is_integer() for _, n in numbers(v))]
+    said = "\n".join([turn.input, *(h["content"] for h in turn.history if h.get("role") == "user")])
+    values = [v for v in values if not value_present(v, said)]  # the user's own words
     used = [v for v in values if value_present(v, turn.reply)]
     if used:
         return RuleOutcome.failed(f"states this turn's knowledge: {used}", ", ".join(used))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
+from ._text import normalize
 
 __all__ = ["IntentCode", "ResponseTime"]
 
@@ -42,11 +43,11 @@ def intent_code(p: IntentCode, turn: TurnView) -> RuleOutcome:
         got = turn.intent_code
         if got is None:
             return RuleOutcome.failed(f"expected intent code {p.code}, the API returned none")
-        ok = str(got).strip() == str(p.code).strip()
+        ok = normalize(str(got)).strip() == normalize(str(p.code)).strip()
         return RuleOutcome.decide(ok, f"intent code {got} (expected {p.code})", f"code={got}")
     got_name = turn.intent_name
     if got_name is None:
         return RuleOutcome.failed(f"expected intent name {p.name!r}, the API returned none")
-    ok = got_name.strip() == (p.name or "").strip()
+    ok = normalize(got_name).strip() == normalize(p.name or "").strip()
     return RuleOutcome.decide(ok, f"intent name {got_name!r} (expected {p.name!r})",
                               f"name={got_name}")

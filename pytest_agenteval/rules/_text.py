@@ -6,7 +6,7 @@ import re
 import unicodedata
 
 __all__ = ["clauses", "compile_any", "fold_pattern", "leaves", "negated", "normalize",
-           "numbers", "sentences"]
+           "number_spans", "numbers", "prepare_numbers", "sentences"]
 
 _REGEX_META = frozenset("()[]{}?*+.^$|\\")
 
@@ -29,7 +29,12 @@ def fold_pattern(pattern: str) -> str:
     out = []
     for ch in pattern:
         folded = unicodedata.normalize("NFKC", ch)
-        out.append(ch if folded in _REGEX_META and folded != ch else folded)
+        if folded == ch:
+            out.append(ch)
+        elif folded in _REGEX_META:
+            out.append(ch)  # （ ？ ［ stay literal full-width characters
+        else:  # escaped: a folded ～ is "\~", never a set operation inside [...]
+            out.append("".join(c if c.isalnum() else re.escape(c) for c in folded))
     return "".join(out)
 
 
@@ -42,8 +47,9 @@ def sentences(text: str) -> list[str]:
 _CLAUSE_END = re.compile(r"[。！？!?；;\n，,、：:…]+")
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?")
 _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
-_NEGATION = re.compile(r"(不|没|无法|别|未|暂不|不能|不方便|不支持|不提供|不用|没有)"
-                       r"(方便|能|可以|会|需要|必|用)?(再)?(加|用|给|提供|走|通过|留|添加|向您|跟您)?$")
+_NEGATION = re.compile(r"(不|没|无法|别|未|暂不|不能|不方便|不支持|不提供|不用|没有|无需|无须|不必|"
+                       r"不敢|没办法|没法)(方便|能|可以|会|需要|必|用)?(再)?"
+                       r"(加|用|给|提供|走|通过|留|添加|向您|跟您)?[^，,。！？!?；;]{0,4}$")
 
 
 def clauses(text: str) -> list[str]:
@@ -63,12 +69,34 @@ def negated(text: str, start: int, window: int = 8) -> bool:
     return bool(_NEGATION.search(text[max(0, start - window):start]))
 
 
+_DATE_DOT = re.compile(r"(?<![\d.])((?:19|20)\d{2})\.(\d{1,2})(?![\d.])")
+_SHORT_YEAR = re.compile(r"(?<![\d.])(\d{2})(?=年)")
+_CLOCK = re.compile(r"(?<![\d.])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
+
+
 def numbers(text: str) -> list[tuple[str, float]]:
-    """Every number in ``text`` with its value: 3.37万 → 33700, 33,700 → 33700, ８ → 8."""
+    """Every number in ``text`` with its value: 3.37万 → 33700, 33,700 → 33700, ８ → 8.
+
+    A year and month written 2021.06 are two numbers (2021, 6), a two-digit
+    year before 年 (21年) is 2021, and a clock time 9:00 is 9点 (9:30 is 9点30分).
+    """
+    return [(raw, value) for _, _, raw, value in number_spans(prepare_numbers(text))]
+
+
+def prepare_numbers(text: str) -> str:
+    """``text`` as :func:`number_spans` reads it (NFKC, 2021.06 → 2021-06, 21年 → 2021年)."""
+    text = _DATE_DOT.sub(r"\1-\2", normalize(text))
+    text = _CLOCK.sub(lambda m: f"{int(m.group(1))}点" + (f"{int(m.group(2))}分"
+                                                        if m.group(2) != "00" else ""), text)
+    return _SHORT_YEAR.sub(lambda m: str(2000 + int(m.group(1))), text)
+
+
+def number_spans(prepared: str) -> list[tuple[int, int, str, float]]:
+    """(start, end, raw, value) of every number in a :func:`prepare_numbers` text."""
     out = []
-    for m in _NUMBER.finditer(normalize(text)):
+    for m in _NUMBER.finditer(prepared):
         whole = m.group(1).replace(",", "") + (m.group(2) or "")
-        out.append((m.group(0).strip(), float(whole) * _UNIT[m.group(3)]))
+        out.append((m.start(), m.end(), m.group(0).strip(), float(whole) * _UNIT[m.group(3)]))
     return out
 
 

@@ -1,0 +1,48 @@
+"""The shipped ledger's rules on replies a reviewer wrote to trip them up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_agenteval.ledger import Ledger, example_view, load_ledger
+from pytest_agenteval.model.ledger import Example
+
+ROOT = Path(__file__).resolve().parent.parent
+CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
+                         "archives": {"mileage": "3.37万公里", "firstRegDate": "2021-06",
+                                      "transferCount": 0, "color": "白色", "gearbox": "自动"},
+                         "price": {"listPrice": "8.98万"}},
+       "storeInfo": {"name": "诚信二手车", "address": "上海市闵行区七莘路1888号",
+                     "openHours": "9:00-18:00"}}
+TRAPS: list[dict[str, Any]] = yaml.safe_load(
+    (Path(__file__).parent / "data" / "rule_traps.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def ledger() -> Ledger:
+    return load_ledger(ROOT / "rules" / "business-rules.yaml", ROOT)
+
+
+def _param(trap: dict[str, Any]) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason="known limit of the rule type")
+             ] if trap.get("known_limit") else []
+    return pytest.param(trap, id=f"{trap['rid']}-{trap['exp']}-{trap['reply'][:12]}", marks=marks)
+
+
+@pytest.mark.parametrize("trap", [_param(t) for t in TRAPS])
+def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
+    data = {k: v for k, v in trap.items() if k not in ("rid", "exp", "known_limit")}
+    if data.get("knowledge") == "CAR":
+        data["knowledge"] = CAR
+    example = Example.model_validate(data)
+    rule = ledger.get(trap["rid"])
+    assert rule is not None
+    row = rule.bind(example.assertions).run(example_view(example))
+    if trap["exp"] == "pass":
+        assert row["status"] != "failed", row
+    else:
+        assert row["status"] == "failed", row
