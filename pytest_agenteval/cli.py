@@ -83,10 +83,25 @@ def main(argv: list[str] | None = None) -> int:
     p_lint = sub.add_parser("lint", help="validate case files without running them")
     p_lint.add_argument("paths", nargs="+", help="case files or folders")
     sub.add_parser("schema", help="print the JSON schema of cases and scenarios")
+    p_docs = sub.add_parser("docs", help="print generated reference docs (markdown)")
+    p_docs.add_argument("what", choices=["rules"])
+    p_docs.add_argument("--ledger", default="rules/business-rules.yaml")
     args = parser.parse_args(argv)
     if args.command == "lint":
         return lint(args.paths)
+    if args.command == "docs":
+        return docs(args.ledger)
     return schema()
+
+
+def docs(ledger_path: str) -> int:
+    """Print docs/rules.md: every built-in rule type and the ledger."""
+    from .ledger import load_ledger
+    from .report.ruledoc import render_rules_doc
+
+    root = Path.cwd()
+    sys.stdout.write(render_rules_doc(load_ledger(root / ledger_path, root)))
+    return 0
 
 
 if __name__ == "__main__":

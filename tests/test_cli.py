@@ -52,3 +52,10 @@ def test_schema_is_json_for_cases_and_scenarios() -> None:
     doc = json.loads(_agenteval(ROOT, "schema").stdout)
     assert doc["case"]["additionalProperties"] is False
     assert "turns" in doc["scenario"]["properties"]
+
+
+def test_docs_rules_md_is_current() -> None:
+    """docs/rules.md is generated; regenerate with `agenteval docs rules > docs/rules.md`."""
+    proc = _agenteval(ROOT, "docs", "rules")
+    assert proc.returncode == 0
+    assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == proc.stdout
