@@ -59,7 +59,17 @@ def _listing(errors: list[SourceError]) -> str:
     return f"{head}\n{body}" if head else body
 
 
-class CaseItem(pytest.Item):
+class _VerdictItem(pytest.Item):
+    """An item whose failure is a verdict with evidence, not a Python traceback."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, CaseVerdict):
+            return excinfo.value.text
+        return str(super().repr_failure(excinfo, style=style))
+
+
+class CaseItem(_VerdictItem):
     """One case or one scenario: one conversation with the agent."""
 
     def __init__(self, *, plan: ItemPlan, line: int | None, file: str,
@@ -86,12 +96,6 @@ class CaseItem(pytest.Item):
         status = self.result["status"]
         if status in ("failed", "error"):
             raise CaseVerdict(status, get_session(self.config).explain(self.result))
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> str:
-        if isinstance(excinfo.value, CaseVerdict):
-            return excinfo.value.text
-        return str(super().repr_failure(excinfo, style=style))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = None if self.line is None else self.line - 1
@@ -124,7 +128,7 @@ class LedgerFile(pytest.File):
                                                   rule=rule, kind=kind, example=example)
 
 
-class ExampleItem(pytest.Item):
+class ExampleItem(_VerdictItem):
     """One ledger example: the rule must pass it (``pass``) or fail it (``fail``)."""
 
     def __init__(self, *, rule: Any, kind: str, example: Any, **kwargs: Any) -> None:
@@ -155,12 +159,6 @@ class ExampleItem(pytest.Item):
             f"  rule said {row['status']}: {row['reason']}",
             *([f"  evidence: {row['evidence']}"] if row["evidence"] else []),
         ])
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> str:
-        if isinstance(excinfo.value, CaseVerdict):
-            return excinfo.value.text
-        return str(super().repr_failure(excinfo, style=style))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.rule.location.line

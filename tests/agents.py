@@ -19,18 +19,17 @@ import json
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
+from pytest_agenteval.demo.server import JsonHandler
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed ACK
+
+class _Handler(JsonHandler):
     server: _Server
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        body = json.loads(raw)
+        body = self.read_json()
         owner = self.server.owner
         owner.record(body, dict(self.headers))
         owner.enter()
@@ -38,20 +37,6 @@ class _Handler(BaseHTTPRequestHandler):
             owner.respond(self, body)
         finally:
             owner.leave()
-
-    def send(self, status: int, payload: Any, raw: bytes | None = None) -> None:
-        data = raw if raw is not None else json.dumps(payload, ensure_ascii=False).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (a timeout test): nothing to answer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
 
 
 class _Server(ThreadingHTTPServer):
@@ -61,7 +46,7 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeAgent:
-    def __init__(self, latency_s: float = 0.0, slow_s: float = 2.0) -> None:
+    def __init__(self, latency_s: float = 0.0, slow_s: float = 4.0) -> None:
         self.latency_s = latency_s
         self.slow_s = slow_s
         self.requests: list[dict[str, Any]] = []
@@ -100,22 +85,22 @@ class FakeAgent:
         if self.latency_s:
             time.sleep(self.latency_s)
         if text == "__500__":
-            handler.send(500, {"error": "boom"})
+            handler.send_json(500, {"error": "boom"})
         elif text == "__slow__":
             time.sleep(self.slow_s)
-            handler.send(200, {"output": "late"})
+            handler.send_json(200, {"output": "late"})
         elif text == "__nonjson__":
-            handler.send(200, None, raw=b"<html>oops</html>")
+            handler.send_json(200, None, raw=b"<html>oops</html>")
         elif text == "__nooutput__":
-            handler.send(200, {"reply": "wrong field"})
+            handler.send_json(200, {"reply": "wrong field"})
         elif text == "__numoutput__":
-            handler.send(200, {"output": 42})
+            handler.send_json(200, {"output": 42})
         elif text == "__phone__":
-            handler.send(200, {"output": "请拨打 13912345678 或写信到 a.b@example.com",
+            handler.send_json(200, {"output": "请拨打 13912345678 或写信到 a.b@example.com",
                                "intent_code": 1})
         else:
             extra = body.get("extra") or {}
-            handler.send(200, {"output": f"好的：{text}", "intent_code": extra.get("intent"),
+            handler.send_json(200, {"output": f"好的：{text}", "intent_code": extra.get("intent"),
                                "intent_name": extra.get("intent_name"),
                                "conversation_id": body.get("conversation_id") or "c-1"})
 

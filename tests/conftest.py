@@ -36,7 +36,7 @@ def project(pytester: pytest.Pytester, agent: FakeAgent) -> Callable[..., Path]:
         # pytest-benchmark (if installed) warns under xdist; the warning would be an error here
         pytester.makeini(f"[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n{ini}")
         pytester.path.joinpath("agenteval.yaml").write_text(
-            f"target:\n  adapter: http\n  url: {agent.url}\n  timeout_s: 0.5\n{target}",
+            f"target:\n  adapter: http\n  url: {agent.url}\n  timeout_s: 1.5\n{target}",
             encoding="utf-8")
         for name, text in cases.items():
             path = pytester.path / "cases" / name

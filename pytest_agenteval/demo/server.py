@@ -17,7 +17,7 @@ from typing import Any
 
 from .agent import respond
 
-__all__ = ["DemoServer", "handle"]
+__all__ = ["DemoServer", "JsonHandler", "handle"]
 
 PATH = "/api/chat"
 
@@ -40,28 +40,18 @@ def handle(body: Any) -> tuple[int, dict[str, Any]]:
     return 200, {"code": 0, "data": data, "conversationId": cid}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 keep-alive handler that answers JSON (also used by the tests' servers)."""
+
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed ACK
-    server: _Server
 
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
-        if self.path.split("?", 1)[0] != PATH:
-            self._send(404, {"code": 404, "message": f"POST {PATH}"})
-            return
-        try:
-            body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            self._send(400, {"code": 400, "message": "body is not JSON"})
-            return
-        if self.server.latency_s:
-            time.sleep(self.server.latency_s)
-        self._send(*handle(body))
+    def read_json(self) -> Any:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        return json.loads(raw)
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    def send_json(self, status: int, payload: Any, raw: bytes | None = None) -> None:
+        data = raw if raw is not None else json.dumps(payload, ensure_ascii=False).encode()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -73,6 +63,24 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         return None
+
+
+class _Handler(JsonHandler):
+    server: _Server
+
+    def do_POST(self) -> None:
+        if self.path.split("?", 1)[0] != PATH:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_json(404, {"code": 404, "message": f"POST {PATH}"})
+            return
+        try:
+            body = self.read_json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            self.send_json(400, {"code": 400, "message": "body is not JSON"})
+            return
+        if self.server.latency_s:
+            time.sleep(self.server.latency_s)
+        self.send_json(*handle(body))
 
 
 class _Server(ThreadingHTTPServer):
