@@ -28,11 +28,11 @@ __all__ = [
     "find_party_action",
 ]
 
-PARTIES = ("店家", "门店", "店里", "销售", "顾问", "客服", "专人", "负责人", "工作人员", "同事",
-           "经理", "人工", "专员", "师傅", "商家")
+PARTIES = ("店家", "门店", "店里", "店长", "销售", "顾问", "客服", "专人", "负责人", "工作人员",
+           "同事", "经理", "人工", "专员", "师傅", "商家")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
-                 "来电", "发给您", "发您")
+                 "来电", "发给您", "发您", "决定", "拍板", "定夺", "(?<![一肯约预确])定(?![了金])")
 #: a verb that hands the matter to the party named after it (「安排销售…」「咨询门店」)
 HAND_TO = ("安排", "让", "请", "咨询", "问问?", "转给", "交给", "转接")
 _DONE = r"(?<!已)(?<!已经)(?<!为您)(?<!帮您)(?<!无需)(?<!不需要)(?<!不必)"
@@ -43,7 +43,10 @@ CONTACT_REQUEST = (
     r"(手机|电话|联系方式|号码)(号|号码)?(是)?多少",
     r"方便.{0,6}(留|给|提供|告诉|发)(我|我们)?(一?下|个)?((您|你)的?)?(手机|电话|联系方式|号码)",
     r"(手机|电话|联系方式|号码)(号|号码)?(再|麻烦)?(留|发|给|告诉)(我|我们)?(一?下|个|一遍|一次|下)",
-    r"把(您|你)?的?(手机|电话|联系方式|号码)(号|号码)?(再)?(发|留|给|告诉)",
+    r"(?<!我)(?<!已)(?<!已经)把(您|你)?的?(手机|电话|联系方式|号码)(号|号码)?(再)?(发|留|给|告诉)"
+    r"(?!给?(店家|销售|门店|同事))",
+    r"(手机|电话|联系方式|号码)(号|号码)?方便(发|留|给|告诉)",
+    r"(手机|电话|号码)(号)?(给|留)(一个|个)",
     r"(您|你)的?(手机|电话|联系方式)(号|号码)?是$",
     r"怎么(联系|联络)(到)?(您|你)",
 )
@@ -112,7 +115,8 @@ def find_contact_request(text: str, patterns: tuple[str, ...] | list[str]) -> st
     return None
 
 
-_REFUSED_AFTER = re.compile(r"\s*(号|账号)?.{0,3}(不方便|不行|不可以|不能|暂不|无法|没法)")
+_REFUSED_AFTER = re.compile(r"\s*(号|账号)?[^，,。！？!?]{0,4}(不方便|不太方便|不行|不可以|不能|"
+                            r"暂不|无法|没法|不提供|不支持|不加)")
 _NOT_A_CHANNEL = re.compile(r"\s*(支付|付款|转账|扫码付)")
 
 
@@ -186,7 +190,7 @@ def no_contact_request(p: ContactPatterns, turn: TurnView) -> RuleOutcome:
 
 
 class ChannelNotOffered(_Compiles):
-    channels: tuple[str, ...] = ("微信", "vx", "加V", "wx", "QQ", "企业微信")
+    channels: tuple[str, ...] = ("微信", "vx", "加V", "wx", "QQ", "企业微信", "绿泡泡")
     unless_user_mentions: bool = True
 
 
@@ -236,16 +240,15 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
         c = commit.search(clause) if commit else None
         if c is None or negated(clause, c.start()):
             continue
-        excuse = disclaimer if c.group(0) in STRONG else safe
-        if excuse is not None and excuse.search(clause):
-            continue
         # 「您放心，这台车没有事故」: a bare commitment covers the clause after it
-        scope = clause if i + 1 == len(parts) else f"{clause}，{parts[i + 1]}"
+        scope = clause if i + 1 == len(parts) or c.end() < len(clause) else (
+            f"{clause}，{parts[i + 1]}")
+        excuse = disclaimer if c.group(0) in STRONG else safe
+        if excuse is not None and excuse.search(scope):
+            continue
         for name, regex in topics.items():
-            if regex is not None and (regex.search(clause) or (
-                    c.end() == len(clause) and regex.search(scope))):
-                return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope
-                                          if not regex.search(clause) else clause)
+            if regex is not None and regex.search(scope):
+                return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope)
     return RuleOutcome.passed("no promise on a real-time topic")
 
 
@@ -279,20 +282,33 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
 class Order(_Compiles):
     first: tuple[str, ...] = Field(min_length=1)
     then: tuple[str, ...] = Field(min_length=1)
+    restating: tuple[str, ...] = ("对于", "关于", "您说的", "您提到的", "您反映的", "说好的",
+                                  "您遇到的")
+
+
+def _restates(text: str, m: re.Match[str], user: str, markers: re.Pattern[str] | None) -> bool:
+    """The match repeats the user's complaint (「您说的试驾预约没人跟进」), no new move."""
+    if m.group(0) in user:
+        return True
+    return markers is not None and bool(markers.search(text[max(0, m.start() - 8):m.start()]))
 
 
 @rule("order", params=Order)
 def order(p: Order, turn: TurnView) -> RuleOutcome:
     """A ``first`` phrase appears before any ``then`` phrase (an apology before the lead move).
 
-    Not applicable when no ``then`` phrase appears; failed when one appears
-    with no ``first`` phrase before it.
+    A ``then`` phrase after a negation (「不会再给您推荐了」), repeating the user's
+    own words, or right after a ``restating`` marker (「对于您到店看车遇到的问题」)
+    is not a move. Not applicable when no ``then`` phrase appears; failed when
+    one appears with no ``first`` phrase before it.
     """
     text = normalize(turn.reply)
     first, then = compile_any(list(p.first)), compile_any(list(p.then))
     assert first is not None and then is not None
-    # 「不会再给您推荐了」 is no marketing move
-    t = next((m for m in then.finditer(text) if not negated(text, m.start())), None)
+    # 「不会再给您推荐了」 is no marketing move, nor is repeating what the user complained about
+    user, markers = normalize(_user_text(turn)), compile_any(list(p.restating))
+    t = next((m for m in then.finditer(text) if not negated(text, m.start())
+              and not _restates(text, m, user, markers)), None)
     if t is None:
         return RuleOutcome.not_applicable("no 'then' phrase in the reply")
     f = first.search(text)
