@@ -142,7 +142,9 @@ def summary_lines(metrics: dict[str, Any], completeness: dict[str, Any],
     failures = metrics["rules"]["failures_by_rule"]
     if failures:
         lines.append("failures per rule id:")
-        lines += [f"  {rid:<28} {n}" for rid, n in list(failures.items())[:15]]
+        shown = list(failures.items())[:15]
+        width = max(len(rid) for rid, _ in shown) + 2
+        lines += [f"  {rid:<{width}}{n}" for rid, n in shown]
         if len(failures) > 15:
             lines.append(f"  … and {len(failures) - 15} more rule ids (see results.json)")
     svc = metrics["service"]

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ._registry import REGISTRY, RuleOutcome, RuleType, TurnView
+from ._text import normalize
 
 __all__ = ["BoundRule", "Combined", "bind", "combine"]
 
@@ -36,13 +37,25 @@ class BoundRule:
             "type": self.rule_type.name,
             "status": outcome.status,
             "reason": outcome.reason,
-            "evidence": outcome.evidence,
+            "evidence": as_written(outcome.evidence, turn.reply),
             "score": outcome.score,
             "weight": self.weight,
             "veto": self.veto,
             "layer": self.layer,
             "origin": self.origin,
         }
+
+
+def as_written(evidence: str, reply: str) -> str:
+    """Evidence quoted from the reply as the agent wrote it, not from its NFKC form."""
+    if not evidence or evidence in reply:
+        return evidence
+    folded = normalize(reply)
+    if len(folded) == len(reply):
+        i = folded.find(evidence)
+        if i >= 0:
+            return reply[i:i + len(evidence)]
+    return evidence
 
 
 def bind(rule_type: str, params: dict[str, Any], rule_id: str, weight: float = 1.0,
