@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from .config import LoadedConfig, load_config
+from .config import ConfigError, LoadedConfig, load_config
 from .engine import Engine
 from .ledger import LEDGER_NAME, Ledger, load_ledger
 from .metrics import summarize
@@ -83,6 +83,8 @@ class AgentEvalSession:
         if self.role != "worker":
             self.gates, self.gates_source = load_gates(self.rules_dir / "gates.yaml", self.rootdir)
         self.repeat = int(config.getoption("agenteval_repeat") or 1)
+        if self.repeat < 1:
+            raise ConfigError(f"--agenteval-repeat {self.repeat}: give a number of trials ≥ 1")
         self.metrics: dict[str, Any] | None = None
         self.completeness: dict[str, Any] | None = None
         self._t0 = time.perf_counter()
