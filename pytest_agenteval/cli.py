@@ -46,9 +46,16 @@ def lint(paths: list[str]) -> int:
     items = 0
     root = Path.cwd()
     _load_conftest(root)
+    from .ledger import LEDGER_NAME, load_ledger
+
+    try:  # the ledger decides which assertion switches exist
+        ledger = load_ledger(root / "rules" / LEDGER_NAME, root)
+    except SourceError as exc:
+        print(exc)
+        return 1
     for path in _files(paths):
         try:
-            entries = load_case_file(path, locate(path, root))
+            entries = load_case_file(path, locate(path, root), ledger)
         except SourceError as exc:
             errors.append(exc)
             continue

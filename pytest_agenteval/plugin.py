@@ -133,6 +133,7 @@ class _Reports:
         # pytest would otherwise stop after collection ("Interrupted: 1 error").
         if report.failed and report.nodeid.endswith((".yaml", ".yml")):
             self.session.config.option.continue_on_collection_errors = True
+            self.session.collection_errors.append(report.nodeid)
 
 
 @pytest.hookimpl(tryfirst=True)

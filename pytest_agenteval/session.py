@@ -19,6 +19,7 @@ from .engine import Engine
 from .ledger import LEDGER_NAME, Ledger, load_ledger
 from .metrics import summarize
 from .metrics.gates import evaluate_gate, exit_status, load_gates, not_configured
+from .model import MultiSourceError
 from .model.gates import GatesFile
 from .privacy import Masker
 from .report.record import RunRecorder, dataset_fingerprint, file_sha256
@@ -75,13 +76,14 @@ class AgentEvalSession:
         self.expected: list[str] | None = None
         self.records: dict[str, dict[str, Any]] = {}
         self.duplicates: list[str] = []
+        self.collection_errors: list[str] = []
         self.lost: dict[str, str] = {}
         self.results_path: Path | None = None
         self.gate: dict[str, Any] = not_configured()
         self.gates: GatesFile | None = None
         self.gates_source: str | None = None
         if self.role != "worker":
-            self.gates, self.gates_source = load_gates(self.rules_dir / "gates.yaml", self.rootdir)
+            self.gates, self.gates_source = self._load_gates()
         self.repeat = int(config.getoption("agenteval_repeat") or 1)
         if self.repeat < 1:
             raise ConfigError(f"--agenteval-repeat {self.repeat}: give a number of trials ≥ 1")
@@ -104,6 +106,16 @@ class AgentEvalSession:
     def rules_dir(self) -> Path:
         path = Path(self.loaded.model.paths.rules_dir)
         return path if path.is_absolute() else self.rootdir / path
+
+    def _load_gates(self) -> tuple[GatesFile | None, str | None]:
+        path = self.rules_dir / "gates.yaml"
+        if not path.is_file():
+            return None, None
+        try:
+            ids, labels = self.ledger.ids(), list(self.taxonomy.labels)
+        except (SourceError, MultiSourceError):
+            ids, labels = [], []  # reported where the cases are collected, with their lines
+        return load_gates(path, self.rootdir, ids, labels)
 
     @property
     def ledger(self) -> Ledger:
@@ -241,11 +253,14 @@ class AgentEvalSession:
     def finish(self, session: pytest.Session, exitstatus: int = 0) -> None:
         if self.recorder is None or self.config.option.collectonly:
             return
-        if not self.records and not self.expected and not self.lost:
+        if not self.records and not self.expected and not self.lost and not self.collection_errors:
             return
         cases = list(self.records.values())
         gates = self.gates
-        labels = list(self.taxonomy.labels) or None
+        try:
+            labels = list(self.taxonomy.labels) or None
+        except (SourceError, MultiSourceError):
+            labels = None  # already reported as a collection error, with its line
         self.metrics = summarize(cases, labels, gates.red_lines if gates else None)
         self.completeness = self._completeness(session, exitstatus)
         self.gate = (evaluate_gate(gates, self.gates_source or "", self.metrics, cases,
@@ -258,8 +273,10 @@ class AgentEvalSession:
             "completeness": self.completeness,
         }
         self.results_path = self.recorder.finish(doc)
-        session.exitstatus = exit_status(str(self.config.getoption("agenteval_exit")),
-                                         int(session.exitstatus), self.gate["result"])
+        mode = str(self.config.getoption("agenteval_exit"))
+        if gates is None:
+            mode = "items"  # no gate to decide: the items do
+        session.exitstatus = exit_status(mode, int(session.exitstatus), self.gate["result"])
 
     def _completeness(self, session: pytest.Session, exitstatus: int) -> dict[str, Any]:
         expected = self.expected or []
@@ -272,8 +289,9 @@ class AgentEvalSession:
             "missing": missing,
             "lost": dict(self.lost),
             "duplicates": sorted(set(self.duplicates)),
+            "collection_errors": sorted(set(self.collection_errors)),
             "stopped_early": stopped,
-            "complete": not missing and not self.duplicates,
+            "complete": not missing and not self.duplicates and not self.collection_errors,
         }
 
     def _run_meta(self, cases: list[dict[str, Any]]) -> dict[str, Any]:
@@ -298,7 +316,9 @@ class AgentEvalSession:
                      "markexpr": self.config.getoption("markexpr", ""),
                      "keyword": self.config.getoption("keyword", ""),
                      "concurrency": self.config.getoption("agenteval_concurrency")
-                     or cfg.target.concurrency},
+                     or cfg.target.concurrency,
+                     "repeat": self.repeat,
+                     "exit": self.config.getoption("agenteval_exit")},
             language=cfg.model.language,
             duration_s=round(time.perf_counter() - self._t0, 3),
         ))

@@ -52,7 +52,7 @@ def metric_value(m: GateMetric, metrics: dict[str, Any]) -> float | None:
         "fact_risk_rate": lambda: metrics["judge"]["fact_risk_rate"],
         "knowledge_coverage": lambda: metrics["knowledge"]["required_coverage"],
         "pair_consistency": lambda: metrics["robustness"]["pair_consistency"],
-        "safety_pass_rate": lambda: metrics["safety"]["pass_rate"].get("pass_rate"),
+        "safety_pass_rate": lambda: metrics["safety"]["pass_rate"],
         "agent_error_rate": lambda: svc["agent_error_rate"],
         "latency_p50_ms": lambda: svc["latency_ms"]["p50"],
         "latency_p95_ms": lambda: svc["latency_ms"]["p95"],
@@ -100,9 +100,15 @@ def evaluate_gate(gates: GatesFile, source: str, metrics: dict[str, Any],
     risks = unknown + ([f"{len(flaky)} flaky case(s) across repeat trials"] if flaky else [])
     if not completeness.get("complete", True):
         missing = completeness.get("missing", [])
-        head = (f"incomplete run: {len(missing)} selected item(s) have no result: "
-                + ", ".join(missing[:10]))
-        reasons = [head, *failed]
+        broken = completeness.get("collection_errors", [])
+        heads = [f"incomplete run: {len(missing)} selected item(s) have no result: "
+                 + ", ".join(missing[:10])] if missing else []
+        heads += [f"incomplete run: {len(broken)} case file(s) could not be loaded: "
+                  + ", ".join(broken[:10])] if broken else []
+        if completeness.get("duplicates"):
+            heads.append("incomplete run: items reported twice: "
+                         + ", ".join(completeness["duplicates"][:10]))
+        reasons = [*heads, *failed]
         return _result("BLOCK", reasons, checks, source)
     candidates = sorted({c["id"] for c in cases if c.get("review_status") != "reviewed"})
     verdict = "BLOCK" if failed else ("PASS_WITH_RISK" if risks else "PASS")
@@ -121,8 +127,14 @@ def _result(result: str, reasons: list[str], checks: list[dict[str, Any]],
     return {"result": result, "reasons": reasons, "checks": checks, "source": source}
 
 
-def load_gates(path: Path, rootdir: Path) -> tuple[GatesFile | None, str | None]:
-    """Load ``rules/gates.yaml``; raise ``ConfigError`` naming file, line and field."""
+def load_gates(path: Path, rootdir: Path, rule_ids: Sequence[str] = (),
+               labels: Sequence[str] = ()) -> tuple[GatesFile | None, str | None]:
+    """Load ``rules/gates.yaml``; raise ``ConfigError`` naming file, line and field.
+
+    A red line that is no rule of the ledger, or a label that is not in the
+    taxonomy, is an error (when there is a ledger / a taxonomy to check against):
+    a misspelt id would otherwise "hold" forever.
+    """
     from ..config import ConfigError
     from ..model import MultiSourceError, validate_at
     from ..yamlio import SourceError, load_yaml, locate
@@ -131,7 +143,17 @@ def load_gates(path: Path, rootdir: Path) -> tuple[GatesFile | None, str | None]
         return None, None
     try:
         doc = load_yaml(path, locate(path, rootdir))
-        return validate_at(GatesFile, doc.data or {}, doc), doc.file
+        gates = validate_at(GatesFile, doc.data or {}, doc)
+        for i, rid in enumerate(gates.red_lines):
+            if rule_ids and rid not in rule_ids:
+                raise SourceError(doc.at(("red_lines", i)), f"{rid} is no rule of the ledger; "
+                                  f"known: {', '.join(rule_ids)}", f"red_lines[{i}]")
+        for i, m in enumerate(gates.metrics):
+            if labels and m.label is not None and m.label not in labels:
+                raise SourceError(doc.at(("metrics", i, "label")), f"{m.label} is not a label of "
+                                  f"the taxonomy; known: {', '.join(labels)}",
+                                  f"metrics[{i}].label")
+        return gates, doc.file
     except (SourceError, MultiSourceError) as exc:
         raise ConfigError(str(exc)) from None
 
