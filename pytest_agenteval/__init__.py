@@ -1,5 +1,8 @@
 """pytest-agenteval: evaluate AI customer-service agents with pytest.
 
+PYTEST_DONT_REWRITE: the plugin has no test asserts to rewrite (and pytester's
+in-process runs would warn that it was imported before rewriting could start).
+
 Public API: the decorator and types needed to write a custom rule type in
 ``conftest.py``. Everything else is private and may change.
 """
