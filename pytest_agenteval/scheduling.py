@@ -4,7 +4,7 @@ Execute-ahead is only safe for items this process is *certain* to run.
 
 * Without xdist every selected item runs here: submit them all.
 * Under xdist with the default ``--dist load`` we replace the scheduler with
-  :class:`OwnedScheduling`: item *i* of the collection belongs to worker
+  the one of :func:`make_owned_scheduler`: item *i* of the collection belongs to worker
   ``gw{i % n}`` and is sent there as one unit, so a worker can submit all of
   its own items on its first touch. Items it receives that are not its own
   (a crashed worker's leftovers) run on demand.
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-__all__ = ["Mode", "OwnedScheduling", "Prefetch", "owner_of"]
+__all__ = ["Mode", "Prefetch", "make_owned_scheduler", "mode_for", "owner_of"]
 
 Mode = Literal["all", "owned", "file", "none"]
 
@@ -78,7 +78,7 @@ class Prefetch:
 
 
 def make_owned_scheduler(config: Any, log: Any) -> Any:
-    """Build :class:`OwnedScheduling` (xdist is imported only when it is in use)."""
+    """The ``--dist load`` scheduler with static ownership (xdist imported only when used)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class _Owned(LoadScopeScheduling):  # type: ignore[misc]
@@ -119,5 +119,3 @@ def make_owned_scheduler(config: Any, log: Any) -> Any:
 
     return _Owned(config, log)
 
-
-OwnedScheduling = make_owned_scheduler

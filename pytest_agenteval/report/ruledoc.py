@@ -6,7 +6,6 @@ Run ``agenteval docs rules > docs/rules.md``; a test fails when the file is stal
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 from typing import Any
 
 from ..ledger import Ledger
@@ -102,9 +101,8 @@ shows up at once:
 """
 
 
-def render_rules_doc(ledger: Ledger, root: Path | None = None) -> str:
+def render_rules_doc(ledger: Ledger) -> str:
     """The whole of ``docs/rules.md``."""
-    del root
     lines = [_HEAD, "## Rule types", ""]
     for name in REGISTRY.names():
         rt = REGISTRY.get(name)
