@@ -95,7 +95,9 @@ class CaseItem(_VerdictItem):
         self.result = get_session(self.config).run_item(self)
         status = self.result["status"]
         if status in ("failed", "error"):
-            raise CaseVerdict(status, get_session(self.config).explain(self.result))
+            shown = self.result if self.trial is None else {
+                **self.result, "id": f"{self.result['id']}[t{self.trial + 1}]"}
+            raise CaseVerdict(status, get_session(self.config).explain(shown))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = None if self.line is None else self.line - 1

@@ -147,6 +147,7 @@ def test_repeat_trials_give_pass_hat_k_and_flaky_cases(pytester: pytest.Pytester
     result = pytester.runpytest("cases", "--agenteval-repeat=3", "-v", "-p", "no:randomly")
     result.stdout.fnmatch_lines(["cases/a.yaml::STABLE[[]t1[]] PASSED*",
                                  "cases/a.yaml::FLAKY[[]t2[]] FAILED*"])
+    result.stdout.fnmatch_lines(["FAILED case FLAKY[[]t2[]]"])
     record = read_record(pytester.path)
     assert len(record["cases"]) == 9
     assert {(c["id"], c["trial"], c["trials"]) for c in record["cases"]} == {
