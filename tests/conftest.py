@@ -24,24 +24,38 @@ def agent() -> Iterator[FakeAgent]:
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester, agent: FakeAgent) -> Callable[..., Path]:
-    """Lay out an evaluation project pointing at the fake agent; returns its root.
+def standalone(pytester: pytest.Pytester) -> Callable[..., Path]:
+    """Lay out an evaluation project with its own ``agenteval.yaml``; returns its root.
 
-    ``project(cases={"a.yaml": "..."}, config="...")`` — ``config`` is extra YAML
-    appended under ``target:`` (indented by the caller as needed).
+    ``standalone("target: {adapter: builtin}\n", {"a.yaml": "cases: ..."})``
     """
 
-    def make(cases: dict[str, str], target: str = "", ini: str = "",
-             taxonomy: bool = False) -> Path:
+    def make(config: str, cases: dict[str, str], ini: str = "") -> Path:
         # pytest-benchmark (if installed) warns under xdist; the warning would be an error here
         pytester.makeini(f"[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n{ini}")
-        pytester.path.joinpath("agenteval.yaml").write_text(
-            f"target:\n  adapter: http\n  url: {agent.url}\n  timeout_s: 1.5\n{target}",
-            encoding="utf-8")
+        pytester.path.joinpath("agenteval.yaml").write_text(config, encoding="utf-8")
         for name, text in cases.items():
             path = pytester.path / "cases" / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return pytester.path
+
+    return make
+
+
+@pytest.fixture
+def project(standalone: Callable[..., Path], pytester: pytest.Pytester,
+            agent: FakeAgent) -> Callable[..., Path]:
+    """Lay out an evaluation project pointing at the fake agent; returns its root.
+
+    ``project(cases={"a.yaml": "..."}, target="  retries: 2\n")`` — ``target`` is
+    extra YAML appended under ``target:`` (indented by the caller).
+    """
+
+    def make(cases: dict[str, str], target: str = "", ini: str = "",
+             taxonomy: bool = False) -> Path:
+        standalone(f"target:\n  adapter: http\n  url: {agent.url}\n  timeout_s: 1.5\n{target}",
+                   cases, ini)
         if taxonomy:
             rules = pytester.path / "rules"
             rules.mkdir(exist_ok=True)

@@ -83,12 +83,11 @@ scenarios:
     assert by_id(read_record(pytester.path))["P-OK"]["response"]["output"] == "async hi"
 
 
-def test_python_adapter_that_cannot_be_imported_errors_every_item(pytester) -> None:
-    pytester.makeini("[pytest]\nagenteval_paths = cases\n")
-    pytester.path.joinpath("agenteval.yaml").write_text(
-        "target: {adapter: python, callable: 'nosuchmodule:reply'}\n")
-    pytester.mkdir("cases").joinpath("a.yaml").write_text(
-        "cases:\n  - {id: A, request: {input: x}}\n  - {id: B, request: {input: y}}\n")
+def test_python_adapter_that_cannot_be_imported_errors_every_item(standalone,
+                                                                   pytester) -> None:
+    standalone("target: {adapter: python, callable: 'nosuchmodule:reply'}\n",
+               {"a.yaml": "cases:\n  - {id: A, request: {input: x}}\n"
+                          "  - {id: B, request: {input: y}}\n"})
     result = pytester.runpytest("cases")
     result.stdout.fnmatch_lines(["*could not start the target adapter*nosuchmodule*"])
     assert result.parseoutcomes()["errors"] == 2
@@ -134,28 +133,26 @@ cases:
                     == "__429__"]) == 1, "no retries unless asked"
 
 
-def test_builtin_target_runs_over_real_http(pytester) -> None:
-    pytester.makeini("[pytest]\nagenteval_paths = cases\n")
-    pytester.path.joinpath("agenteval.yaml").write_text("target: {adapter: builtin}\n")
-    pytester.mkdir("cases").joinpath("a.yaml").write_text("""\
-cases:
-  - id: B-1
-    request: {input: 13800000000}
-    expected: {intent_code: 9}
-""", encoding="utf-8")
+def test_builtin_target_runs_over_real_http(standalone, pytester) -> None:
+    standalone("target: {adapter: builtin}\n", {"a.yaml": """\
+        cases:
+          - id: B-1
+            request: {input: 13800000000}
+            expected: {intent_code: 9}
+        """})
     pytester.runpytest("cases").assert_outcomes(passed=1)
     case = by_id(read_record(pytester.path))["B-1"]
     assert case["response"]["intent_name"] == "PHONE_PROVIDED"
     assert case["response"]["conversation_id"]
 
 
-def test_agenteval_target_points_builtin_config_at_a_running_agent(pytester) -> None:
+def test_agenteval_target_points_builtin_config_at_a_running_agent(standalone,
+                                                                   pytester) -> None:
     from pytest_agenteval.demo import DemoServer
 
-    pytester.makeini("[pytest]\nagenteval_paths = cases\n")
-    pytester.path.joinpath("agenteval.yaml").write_text("target: {adapter: builtin}\n")
-    pytester.mkdir("cases").joinpath("a.yaml").write_text(
-        "cases:\n  - {id: T-1, request: {input: 再见}, expected: {intent_code: 10}}\n")
+    standalone("target: {adapter: builtin}\n",
+               {"a.yaml": "cases:\n  - {id: T-1, request: {input: 再见}, "
+                          "expected: {intent_code: 10}}\n"})
     with DemoServer() as server:
         pytester.runpytest("cases", f"--agenteval-target={server.url}").assert_outcomes(passed=1)
     assert read_record(pytester.path)["run"]["target"] == {

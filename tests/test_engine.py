@@ -24,7 +24,9 @@ def _plan(i: int, text: str = "你好"):
 
 
 def test_close_cancels_queued_and_in_flight_conversations(tmp_path: Path) -> None:
-    with FakeAgent(latency_s=0.3) as slow:
+    # the agent answers after 2 s: only the first two can have been sent when close() runs,
+    # even on a loaded machine
+    with FakeAgent(latency_s=2.0) as slow:
         target = HttpTarget(adapter="http", url=slow.url, concurrency=2)
         engine = Engine(target, tmp_path, Taxonomy(), concurrency=2)
         futures = [engine.submit(f"E-{i}", _plan(i)) for i in range(20)]

@@ -37,12 +37,9 @@ def test_agent_failures_are_errors_with_their_kind(project, pytester: pytest.Pyt
     assert "response_map.output 'output' is missing" in cases["E-NOOUTPUT"]["error"]["detail"]
 
 
-def test_an_unreachable_agent_is_a_connection_error(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nagenteval_paths = cases\n")
-    pytester.path.joinpath("agenteval.yaml").write_text(
-        "target: {adapter: http, url: 'http://127.0.0.1:9/none', timeout_s: 2}\n")
-    pytester.mkdir("cases").joinpath("a.yaml").write_text(
-        "cases:\n  - {id: C-1, request: {input: hi}}\n")
+def test_an_unreachable_agent_is_a_connection_error(standalone, pytester) -> None:
+    standalone("target: {adapter: http, url: 'http://127.0.0.1:9/none', timeout_s: 2}\n",
+               {"a.yaml": "cases:\n  - {id: C-1, request: {input: hi}}\n"})
     result = pytester.runpytest("cases")
     result.stdout.fnmatch_lines(["*ERROR*C-1*", "*agent error (connection)*"])
     assert by_id(read_record(pytester.path))["C-1"]["error"]["kind"] == "connection"

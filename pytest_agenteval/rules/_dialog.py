@@ -85,8 +85,8 @@ def find_party_action(text: str, parties: tuple[str, ...] | list[str],
     Not a hand-off: a negated one (「无需店家确认」「店家没法确认」), the party as an
     owner (「店里的车…」), the bot naming itself (「我是智能客服」).
     """
-    p_re, a_re = compile_any(list(parties)), compile_any(list(actions))
-    hand_to = compile_any(list(HAND_TO))
+    p_re, a_re = compile_any(parties), compile_any(actions)
+    hand_to = compile_any(HAND_TO)
     if p_re is None or a_re is None:
         return None
     for clause in clauses(text):
@@ -105,7 +105,7 @@ def find_party_action(text: str, parties: tuple[str, ...] | list[str],
 
 def find_contact_request(text: str, patterns: tuple[str, ...] | list[str]) -> str | None:
     """The first contact-request phrase of ``text`` (not after a negation)."""
-    regex = compile_any(list(patterns))
+    regex = compile_any(patterns)
     if regex is None:
         return None
     for clause in clauses(text):
@@ -133,7 +133,7 @@ class _Compiles(Params):
         for item in items:
             if isinstance(item, list | tuple) and all(isinstance(x, str) for x in item):
                 try:
-                    compile_any(list(item))
+                    compile_any(item)
                 except re.error as exc:
                     raise ValueError(f"not a valid regular expression: {exc}") from exc
         return v
@@ -203,7 +203,7 @@ def channel_not_offered(p: ChannelNotOffered, turn: TurnView) -> RuleOutcome:
     With ``unless_user_mentions`` the rule is not applicable when the user
     named one of the channels in this turn or earlier.
     """
-    regex = compile_any(list(p.channels))
+    regex = compile_any(p.channels)
     assert regex is not None
     if p.unless_user_mentions and regex.search(normalize(_user_text(turn))):
         return RuleOutcome.not_applicable("the user mentioned the channel")
@@ -232,9 +232,9 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     safe: a hand-off or a disclaimer (「以店家核算为准」「无法保证」). The
     evidence is the clause and the topic it promised on.
     """
-    commit, safe = compile_any(list(p.commit_patterns)), compile_any(list(p.safe_patterns))
-    disclaimer = compile_any(list(DISCLAIMER))
-    topics = {name: compile_any(list(pats)) for name, pats in p.topics.items()}
+    commit, safe = compile_any(p.commit_patterns), compile_any(p.safe_patterns)
+    disclaimer = compile_any(DISCLAIMER)
+    topics = {name: compile_any(pats) for name, pats in p.topics.items()}
     parts = clauses(turn.reply)
     for i, clause in enumerate(parts):
         c = commit.search(clause) if commit else None
@@ -268,7 +268,7 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
     Passes on a concrete ``items`` term (「具体年份」「最新报价」) or a
     party + action (「店家核算后告诉您」); a bare 「确认」 states nothing.
     """
-    items = compile_any(list(p.items))
+    items = compile_any(p.items)
     text = normalize(turn.reply)
     for m in items.finditer(text) if items else ():
         if not negated(text, m.start()):  # 「目前没有优惠」 offers nothing
@@ -303,10 +303,10 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
     one appears with no ``first`` phrase before it.
     """
     text = normalize(turn.reply)
-    first, then = compile_any(list(p.first)), compile_any(list(p.then))
+    first, then = compile_any(p.first), compile_any(p.then)
     assert first is not None and then is not None
     # 「不会再给您推荐了」 is no marketing move, nor is repeating what the user complained about
-    user, markers = normalize(_user_text(turn)), compile_any(list(p.restating))
+    user, markers = normalize(_user_text(turn)), compile_any(p.restating)
     t = next((m for m in then.finditer(text) if not negated(text, m.start())
               and not _restates(text, m, user, markers)), None)
     if t is None:
@@ -333,7 +333,7 @@ def ends_politely(p: EndsPolitely, turn: TurnView) -> RuleOutcome:
     hit = find_contact_request(turn.reply, p.contact_patterns)
     if hit:
         return RuleOutcome.failed("asks for contact after the user ended", hit)
-    regex = compile_any(list(p.forbidden))
+    regex = compile_any(p.forbidden)
     text = normalize(turn.reply)
     for m in regex.finditer(text) if regex else ():
         if not negated(text, m.start()):  # 「不再给您推荐了」 is a promise to stop

@@ -127,7 +127,7 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
         sources.append(turn.input)
     known = [v for s in sources for _, v in numbers(s)]
     text = prepare_numbers(turn.reply)
-    skip = compile_any(list(p.ignore))
+    skip = compile_any(p.ignore)
     spans = [m.span() for m in skip.finditer(text)] if skip else []
     bad = []
     for start, end, raw, value in number_spans(text):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from collections.abc import Iterable
 
 __all__ = ["clauses", "compile_any", "fold_pattern", "leaves", "negated", "normalize",
            "number_spans", "numbers", "prepare_numbers", "sentences"]
@@ -57,8 +59,16 @@ def clauses(text: str) -> list[str]:
     return [c.strip() for c in _CLAUSE_END.split(normalize(text)) if c.strip()]
 
 
-def compile_any(patterns: list[str] | tuple[str, ...]) -> re.Pattern[str] | None:
-    """One case-insensitive regex for a list of patterns (None for an empty list)."""
+def compile_any(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    """One case-insensitive regex for a list of patterns (None for an empty list).
+
+    Cached: rules call it on every turn with the same vocabularies.
+    """
+    return _compile_any(tuple(patterns))
+
+
+@functools.lru_cache(maxsize=512)
+def _compile_any(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     if not patterns:
         return None
     return re.compile("|".join(f"(?:{fold_pattern(p)})" for p in patterns), re.IGNORECASE)
