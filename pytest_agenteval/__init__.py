@@ -3,25 +3,61 @@
 PYTEST_DONT_REWRITE: the plugin has no test asserts to rewrite (and pytester's
 in-process runs would warn that it was imported before rewriting could start).
 
-Public API: the decorator and types needed to write a custom rule type in
-``conftest.py``. Everything else is private and may change.
+Public API: what a ``conftest.py`` needs to add a rule type or an adapter kind.
+Everything else is private and may change. The names are imported when first
+used, so that loading the plugin (in every pytest run of every project where
+the package is installed) costs nothing.
 """
 
 from __future__ import annotations
 
-from .adapters.base import AgentError, AgentReply, TurnRequest
-from .rules import NoParams, Params, RuleOutcome, TurnView, rule
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .adapters import AdapterContext, adapter
+    from .adapters.base import Adapter, AgentError, AgentReply, TurnRequest
+    from .model.config import TargetOptions
+    from .rules import NoParams, Params, RuleOutcome, TurnView, rule
 
 __all__ = [
+    "Adapter",
+    "AdapterContext",
     "AgentError",
     "AgentReply",
     "NoParams",
     "Params",
     "RuleOutcome",
+    "TargetOptions",
     "TurnRequest",
     "TurnView",
     "__version__",
+    "adapter",
     "rule",
 ]
 
 __version__ = "0.1.0"
+
+_HOME = {
+    "Adapter": ".adapters.base",
+    "AdapterContext": ".adapters",
+    "AgentError": ".adapters.base",
+    "AgentReply": ".adapters.base",
+    "NoParams": ".rules",
+    "Params": ".rules",
+    "RuleOutcome": ".rules",
+    "TargetOptions": ".model.config",
+    "TurnRequest": ".adapters.base",
+    "TurnView": ".rules",
+    "adapter": ".adapters",
+    "rule": ".rules",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value

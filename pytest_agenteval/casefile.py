@@ -8,6 +8,7 @@ list of fixes.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,15 @@ _CASE_FIELDS = frozenset(Case.model_fields)
 _SCENARIO_FIELDS = frozenset(Scenario.model_fields)
 
 
-def load_case_file(path: Path, display: str,
-                   ledger: Ledger | None = None) -> list[tuple[ItemPlan, Location]]:
-    """Every item of the file with its location; raises Source/MultiSourceError."""
-    return _entries(load_yaml(path, display), ledger)
+def load_case_file(path: Path, display: str, ledger: Ledger | None = None,
+                   labels: Sequence[str] | None = None) -> list[tuple[ItemPlan, Location]]:
+    """Every item of the file with its location; raises Source/MultiSourceError.
+
+    With ``labels`` (the taxonomy's), an expected behaviour that is not one of
+    them is an error of its line: it would otherwise be a phantom label in the
+    intent metrics.
+    """
+    return _entries(load_yaml(path, display), ledger, labels)
 
 
 def deep_merge(base: Any, override: Any) -> Any:
@@ -39,7 +45,8 @@ def deep_merge(base: Any, override: Any) -> Any:
     return copy.deepcopy(override)
 
 
-def _entries(doc: YamlDoc, ledger: Ledger | None) -> list[tuple[ItemPlan, Location]]:
+def _entries(doc: YamlDoc, ledger: Ledger | None,
+             labels: Sequence[str] | None) -> list[tuple[ItemPlan, Location]]:
     if doc.data is None:
         raise SourceError(doc.at(()), "empty file; add 'cases:' or 'scenarios:'")
     if not isinstance(doc.data, dict):
@@ -61,7 +68,8 @@ def _entries(doc: YamlDoc, ledger: Ledger | None) -> list[tuple[ItemPlan, Locati
                                      ("scenarios", Scenario, scenario_defaults)):
         for i, raw in enumerate(getattr(top, section)):
             try:
-                out.append(_one(doc, (section, i), model, deep_merge(defaults, raw), ledger))
+                out.append(_one(doc, (section, i), model, deep_merge(defaults, raw), ledger,
+                                labels))
             except MultiSourceError as exc:
                 errors += exc.errors
             except SourceError as exc:
@@ -70,9 +78,26 @@ def _entries(doc: YamlDoc, ledger: Ledger | None) -> list[tuple[ItemPlan, Locati
         raise MultiSourceError(errors)
     return out
 
+def _unknown_labels(doc: YamlDoc, where: tuple[str, int], item: Case | Scenario,
+                    labels: Sequence[str]) -> list[SourceError]:
+    expectations: list[tuple[tuple[str | int, ...], str | None]] = (
+        [((), item.expected.behavior)] if isinstance(item, Case)
+        else [(("turns", i), t.expected.behavior) for i, t in enumerate(item.turns)])
+    known = ", ".join(labels)
+    return [SourceError(doc.at((*where, *path, "expected", "behavior")),
+                        f"unknown label {label!r}; the taxonomy's labels are: {known}",
+                        field_name((*where, *path, "expected", "behavior")))
+            for path, label in expectations if label is not None and label not in labels]
+
+
 def _one(doc: YamlDoc, where: tuple[str, int], model: type[Case] | type[Scenario],
-         data: dict[str, Any], ledger: Ledger | None) -> tuple[ItemPlan, Location]:
+         data: dict[str, Any], ledger: Ledger | None,
+         labels: Sequence[str] | None) -> tuple[ItemPlan, Location]:
     item = validate_at(model, data, doc, where)
+    if labels is not None:
+        unknown = _unknown_labels(doc, where, item, labels)
+        if unknown:
+            raise MultiSourceError(unknown)
     try:
         plan = (compile_case(item, ledger) if isinstance(item, Case)
                 else compile_scenario(item, ledger))

@@ -7,10 +7,13 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .casefile import load_case_file
 from .model import MultiSourceError
-from .yamlio import Location, SourceError, locate
+from .yamlio import SourceError
+
+if TYPE_CHECKING:
+    from .project import Project
 
 __all__ = ["main"]
 
@@ -39,36 +42,46 @@ def _load_conftest(root: Path) -> None:
     spec.loader.exec_module(module)
 
 
-def lint(paths: list[str]) -> int:
-    """Validate case files exactly as collection does; print every error. Exit 1 on any."""
-    seen: dict[str, Location] = {}
-    errors: list[SourceError] = []
-    items = 0
+def _project(root: Path, config: str | None) -> Project:
+    from .config import load_config
+    from .project import Project
+
+    return Project(root, load_config(root, config))
+
+
+def lint(paths: list[str], config: str | None = None) -> int:
+    """Validate case files exactly as collection does; print every error. Exit 1 on any.
+
+    The project (agenteval.yaml, the ledger and the taxonomy under its rules
+    folder) is the one of the current folder, as for a pytest run there.
+    """
+    from .config import ConfigError
+
     root = Path.cwd()
     _load_conftest(root)
-    from .ledger import LEDGER_NAME, load_ledger
-
-    try:  # the ledger decides which assertion switches exist
-        ledger = load_ledger(root / "rules" / LEDGER_NAME, root)
-    except SourceError as exc:
+    try:
+        project = _project(root, config)
+        _ = project.ledger, project.taxonomy  # the rules the case files are checked against
+    except ConfigError as exc:
         print(exc)
         return 1
+    except (SourceError, MultiSourceError) as exc:
+        print(exc)
+        return 1
+    errors: list[SourceError] = []
+    items = 0
     for path in _files(paths):
         try:
-            entries = load_case_file(path, locate(path, root), ledger)
+            entries = project.load_case_file(path)
         except SourceError as exc:
             errors.append(exc)
             continue
         except MultiSourceError as exc:
             errors += exc.errors
             continue
-        for plan, loc in entries:
-            if plan.id in seen:
-                errors.append(SourceError(loc, f"duplicate id {plan.id!r}: already used at "
-                                          f"{seen[plan.id]}", "id"))
-            else:
-                seen[plan.id] = loc
-                items += 1
+        clashes = project.ids.claim([(plan.id, loc) for plan, loc in entries])
+        errors += clashes
+        items += len(entries) - len(clashes)
     for err in errors:
         print(err)
     print(f"{items} items, {len(errors)} errors", file=sys.stderr)
@@ -89,13 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_lint = sub.add_parser("lint", help="validate case files without running them")
     p_lint.add_argument("paths", nargs="+", help="case files or folders")
+    p_lint.add_argument("--config", default=None, help="agenteval.yaml (default: ./agenteval.yaml)")
     sub.add_parser("schema", help="print the JSON schema of cases and scenarios")
     p_docs = sub.add_parser("docs", help="print generated reference docs (markdown)")
     p_docs.add_argument("what", choices=["rules"])
     p_docs.add_argument("--ledger", default="rules/business-rules.yaml")
     args = parser.parse_args(argv)
     if args.command == "lint":
-        return lint(args.paths)
+        return lint(args.paths, args.config)
     if args.command == "docs":
         return docs(args.ledger)
     return schema()

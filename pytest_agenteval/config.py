@@ -1,4 +1,4 @@
-"""Loading ``agenteval.yaml``: environment interpolation, validation, overrides."""
+"""Loading ``agenteval.yaml``: environment interpolation, validation, overrides, preflight."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from .model import MultiSourceError, validate_at
-from .model.config import AgentEvalConfig, BuiltinTarget, HttpTarget
+from .model.config import AgentEvalConfig, PreflightError, TargetOptions
 from .yamlio import Location, SourceError, YamlDoc, load_yaml, locate
 
 __all__ = ["ConfigError", "LoadedConfig", "load_config"]
 
 CONFIG_NAME = "agenteval.yaml"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-#: Sections whose unset variables are errors now; others fail when first used.
+#: Sections whose unset variables make the run fail before any agent call (preflight).
 _EAGER_SECTIONS = ("target",)
 
 
@@ -29,43 +29,55 @@ class ConfigError(Exception):
 class LoadedConfig:
     """The validated configuration plus what the run record may say about it."""
 
-    def __init__(self, model: AgentEvalConfig, path: Path | None, secrets: set[str]) -> None:
+    def __init__(self, model: AgentEvalConfig, target: TargetOptions, path: Path | None,
+                 secrets: set[str], doc: YamlDoc | None = None,
+                 unset: list[SourceError] | None = None) -> None:
         self.model = model
+        #: the target, validated against its adapter kind's options
+        self.target = target
         self.path = path
         #: values that came from the environment: never written to an artefact
         self.secrets = secrets
-
-    @property
-    def target(self) -> Any:
-        return self.model.target
+        self.doc = doc
+        #: ``${VAR}`` under target: whose variable is unset (reported by :meth:`preflight`)
+        self.unset = unset or []
 
     def describe_target(self) -> dict[str, Any]:
         """The target as the run record shows it: no headers, no credentials."""
-        t = self.model.target
-        out: dict[str, Any] = {"adapter": t.adapter, "concurrency": t.concurrency,
-                               "timeout_s": t.timeout_s, "retries": t.retries}
-        if isinstance(t, HttpTarget):
-            out["url"] = _strip_credentials(t.url)
-        elif t.adapter == "python":
-            out["callable"] = t.callable
-        elif t.adapter == "openai_chat":
-            out["model"] = t.model
-            out["base_url"] = _strip_credentials(t.base_url or "")
-        return out
+        return self.target.describe()
 
+    def at(self, *path: str | int) -> Location:
+        if self.doc is None:
+            return Location(CONFIG_NAME)
+        return self.doc.at(path)
 
-def _strip_credentials(url: str) -> str:
-    url = re.sub(r"//[^/@]*@", "//", url)
-    return url.split("?", 1)[0]
+    def preflight(self, rootdir: Path) -> list[SourceError]:
+        """What would make every agent call fail, found before the first one.
+
+        Unset environment variables under ``target:``, then the adapter kind's own
+        check (an unimportable ``callable``, an unset ``api_key_env``).
+        """
+        if self.unset:
+            return list(self.unset)
+        try:
+            self.target.preflight(rootdir)
+        except PreflightError as exc:
+            return [SourceError(self.at("target", exc.field), exc.message, f"target.{exc.field}")]
+        return []
 
 
 def interpolate(data: Any, path: tuple[str | int, ...], doc: YamlDoc,
-                env: Mapping[str, str], secrets: set[str]) -> Any:
-    """Replace ``${VAR}`` and ``${VAR:-default}`` in every string value."""
+                env: Mapping[str, str], secrets: set[str],
+                unset: list[SourceError] | None = None) -> Any:
+    """Replace ``${VAR}`` and ``${VAR:-default}`` in every string value.
+
+    An unset ``${VAR}`` under ``target:`` is appended to ``unset`` (a located
+    error for the preflight) and left as written; elsewhere it is left as written.
+    """
     if isinstance(data, dict):
-        return {k: interpolate(v, (*path, k), doc, env, secrets) for k, v in data.items()}
+        return {k: interpolate(v, (*path, k), doc, env, secrets, unset) for k, v in data.items()}
     if isinstance(data, list):
-        return [interpolate(v, (*path, i), doc, env, secrets) for i, v in enumerate(data)]
+        return [interpolate(v, (*path, i), doc, env, secrets, unset) for i, v in enumerate(data)]
     if not isinstance(data, str) or "${" not in data:
         return data
 
@@ -79,10 +91,10 @@ def interpolate(data: Any, path: tuple[str | int, ...], doc: YamlDoc,
             return default
         if value is not None:
             return value
-        if path and path[0] in _EAGER_SECTIONS:
+        if path and path[0] in _EAGER_SECTIONS and unset is not None:
             field = ".".join(str(p) for p in path)
-            raise SourceError(doc.at(path), f"environment variable {name} is not set; export it"
-                              f" or write ${{{name}:-default}}", field)
+            unset.append(SourceError(doc.at(path), f"environment variable {name} is not set; "
+                                     f"export it or write ${{{name}:-default}}", field))
         return m.group(0)
 
     return _VAR.sub(sub, data)
@@ -104,52 +116,61 @@ def load_config(rootdir: Path, explicit: str | None = None, target_url: str | No
                 env: Mapping[str, str] | None = None) -> LoadedConfig:
     """Find, interpolate, validate and override the configuration."""
     path = find_config(rootdir, explicit)
-    secrets: set[str] = set()
-    if path is None:
-        model = AgentEvalConfig()
-    else:
-        model = _load(path, rootdir, os.environ if env is None else env, secrets)
-    if target_url:
-        model = _override_url(model, target_url, path, rootdir)
     environ = os.environ if env is None else env
-    for section in (model.target, model.judge):
+    secrets: set[str] = set()
+    unset: list[SourceError] = []
+    doc: YamlDoc | None = None
+    try:
+        if path is None:
+            model = AgentEvalConfig()
+        else:
+            doc = load_yaml(path, locate(path, rootdir))
+            model = _validate(doc, environ, secrets, unset)
+        target = _target(model.target, doc)
+    except (SourceError, MultiSourceError) as exc:
+        raise ConfigError(str(exc)) from None
+    if target_url:
+        target = _override_url(target, target_url, doc)
+    for section in (target, model.judge):
         key_env = getattr(section, "api_key_env", None)
         if key_env and environ.get(key_env):
             secrets.add(environ[key_env])  # an API key read by name is a secret too
-    return LoadedConfig(model, path, secrets)
+    return LoadedConfig(model, target, path, secrets, doc, unset)
 
 
-def _load(path: Path, rootdir: Path, env: Mapping[str, str], secrets: set[str]) -> AgentEvalConfig:
-    name = locate(path, rootdir)
+def _validate(doc: YamlDoc, env: Mapping[str, str], secrets: set[str],
+              unset: list[SourceError]) -> AgentEvalConfig:
+    data = doc.data if doc.data is not None else {}
+    if not isinstance(data, dict):
+        raise SourceError(doc.at(()), "the top level must be a mapping (target:, judge:, ...)")
+    data = interpolate(data, (), doc, env, secrets, unset)
+    return validate_at(AgentEvalConfig, data, doc)
+
+
+def _target(raw: dict[str, Any], doc: YamlDoc | None) -> TargetOptions:
+    """Validate ``target:`` against the options of the adapter kind it names."""
+    from .adapters import ADAPTERS
+
+    where = doc or YamlDoc(CONFIG_NAME, raw)
+    name = raw.get("adapter")
+    if not isinstance(name, str):
+        raise SourceError(where.at(("target",)), "say which adapter: "
+                          f"{' | '.join(ADAPTERS.names())}", "target.adapter")
     try:
-        doc = load_yaml(path, name)
-        data = doc.data if doc.data is not None else {}
-        if not isinstance(data, dict):
-            raise SourceError(doc.at(()), "the top level must be a mapping (target:, judge:, ...)")
-        data = interpolate(data, (), doc, env, secrets)
-        return validate_at(AgentEvalConfig, data, doc)
-    except SourceError as exc:
-        raise ConfigError(str(exc)) from None
-    except MultiSourceError as exc:
-        raise ConfigError(str(exc)) from None
+        kind = ADAPTERS.get(name)
+    except KeyError as exc:
+        raise SourceError(where.at(("target", "adapter")), str(exc.args[0]),
+                          "target.adapter") from None
+    return validate_at(kind.options, raw, where, ("target",))
 
 
-def _override_url(model: AgentEvalConfig, url: str, path: Path | None,
-                  rootdir: Path) -> AgentEvalConfig:
-    target = model.target
-    if isinstance(target, BuiltinTarget):
-        from .adapters.builtin import builtin_http_target
-
-        new: Any = builtin_http_target(url, target)
-    elif isinstance(target, HttpTarget):
-        new = target.model_copy(update={"url": url})
-    else:
-        where = Location(locate(path, rootdir) if path else "agenteval.yaml")
-        raise ConfigError(f"{where}: --agenteval-target needs an http or builtin target,"
-                          f" not {target.adapter!r}")
+def _override_url(target: TargetOptions, url: str, doc: YamlDoc | None) -> TargetOptions:
+    if not target.takes_url:
+        where = Location(doc.file if doc else CONFIG_NAME)
+        raise ConfigError(f"{where}: --agenteval-target needs an http or builtin target, "
+                          f"not {target.adapter!r}")
     try:
-        HttpTarget.model_validate(new.model_dump())
+        return target.with_url(url)
     except ValidationError as exc:
-        msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        msg = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
         raise ConfigError(f"--agenteval-target {url}: {msg}") from None
-    return model.model_copy(update={"target": new})

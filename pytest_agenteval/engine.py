@@ -5,8 +5,13 @@ milliseconds. The engine lets many conversations be in flight at once while
 pytest still reports item by item, in order: upcoming items are *submitted*
 (at most ``concurrency`` in flight), and ``CaseItem.runtest`` only waits for
 its own future. Which items a process may submit ahead is decided by a
-:class:`Prefetch` policy, so that under xdist no conversation is ever sent
-twice and none is sent for an item this process will not run.
+:class:`~.scheduling.Prefetch` policy, so that under xdist no conversation is
+ever sent twice and none is sent for an item this process will not run.
+
+Every wait is bounded: an item that has not finished ``budget_s`` seconds
+after it started (its agent calls are bounded by their own timeouts, so only
+a rule or an adapter that blocks the loop gets here), or whose loop thread
+died, becomes an ``error`` result instead of a hang.
 """
 
 from __future__ import annotations
@@ -14,29 +19,33 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Coroutine, Iterable
-from pathlib import Path
+import time
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
-from .adapters import Adapter, make_adapter
-from .pipeline import run_plan
+from .adapters.base import Adapter
+from .model.results import AgentError, ItemResult
+from .pipeline import run_plan, start_failure
 from .plan import ItemPlan
 from .taxonomy import Taxonomy
 
 __all__ = ["Engine"]
 
 T = TypeVar("T")
+#: how often a waiting ``result()`` checks that the loop thread is alive
+_POLL_S = 0.5
 
 
 class Engine:
     """Runs :class:`ItemPlan` conversations concurrently on a private event loop."""
 
-    def __init__(self, target: Any, rootdir: Path, taxonomy: Taxonomy, concurrency: int) -> None:
-        self.target = target
-        self.rootdir = rootdir
+    def __init__(self, make_adapter: Callable[[], Adapter], taxonomy: Taxonomy, concurrency: int,
+                 turn_budget_s: float = 60.0) -> None:
         self.taxonomy = taxonomy
         self.concurrency = max(1, concurrency)
-        self._futures: dict[str, concurrent.futures.Future[dict[str, Any]]] = {}
+        self.turn_budget_s = turn_budget_s
+        self._futures: dict[str, concurrent.futures.Future[ItemResult]] = {}
+        self._started: dict[str, float] = {}
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever,
@@ -46,31 +55,32 @@ class Engine:
         self._sem: asyncio.Semaphore | None = None
         self._closed = False
         try:
-            self._call(self._start())
+            self._call(self._start(make_adapter), timeout=120)
         except BaseException:
             self._stop_loop()
             raise
 
-    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
-    async def _start(self) -> None:
+    async def _start(self, make_adapter: Callable[[], Adapter]) -> None:
         self._sem = asyncio.Semaphore(self.concurrency)
-        self._adapter = make_adapter(self.target, self.rootdir, self.concurrency)
+        self._adapter = make_adapter()
 
-    async def _run(self, plan: ItemPlan) -> dict[str, Any]:
+    async def _run(self, key: str, plan: ItemPlan) -> ItemResult:
         assert self._sem is not None and self._adapter is not None
         async with self._sem:
+            self._started[key] = time.monotonic()
             return await run_plan(plan, self._adapter, self.taxonomy)
 
-    def submit(self, key: str, plan: ItemPlan) -> concurrent.futures.Future[dict[str, Any]]:
+    def submit(self, key: str, plan: ItemPlan) -> concurrent.futures.Future[ItemResult]:
         """Start ``plan`` unless it was started already; never starts it twice."""
         with self._lock:
             fut = self._futures.get(key)
             if fut is None:
                 if self._closed:
                     raise RuntimeError("the engine is closed")
-                fut = asyncio.run_coroutine_threadsafe(self._run(plan), self._loop)
+                fut = asyncio.run_coroutine_threadsafe(self._run(key, plan), self._loop)
                 self._futures[key] = fut
             return fut
 
@@ -81,9 +91,28 @@ class Engine:
             n += 1
         return n
 
-    def result(self, key: str, plan: ItemPlan) -> dict[str, Any]:
-        """Wait for ``plan``'s result (submitting it now if nobody did)."""
-        return self.submit(key, plan).result()
+    def result(self, key: str, plan: ItemPlan) -> ItemResult:
+        """Wait for ``plan``'s result (submitting it now if nobody did), boundedly."""
+        fut = self.submit(key, plan)
+        budget = self.turn_budget_s * len(plan.turns)
+        while True:
+            try:
+                return fut.result(timeout=_POLL_S)
+            except concurrent.futures.TimeoutError:
+                pass
+            if not self._thread.is_alive():
+                return self._gave_up(plan, fut, "the engine's event loop stopped (the adapter or"
+                                     " a rule ended its thread) before this item finished")
+            started = self._started.get(key)
+            if started is not None and time.monotonic() - started > budget:
+                return self._gave_up(plan, fut, f"no result {budget:g} s after the item started;"
+                                     " a rule or the adapter blocks the event loop")
+
+    @staticmethod
+    def _gave_up(plan: ItemPlan, fut: concurrent.futures.Future[ItemResult],
+                 why: str) -> ItemResult:
+        fut.cancel()
+        return start_failure(plan, AgentError(kind="timeout", detail=why))
 
     @property
     def submitted(self) -> int:
@@ -99,8 +128,8 @@ class Engine:
         for fut in futures:
             fut.cancel()
         try:
-            if self._adapter is not None:
-                self._call(asyncio.wait_for(self._adapter.aclose(), timeout=10))
+            if self._adapter is not None and self._thread.is_alive():
+                self._call(asyncio.wait_for(self._adapter.aclose(), timeout=10), timeout=15)
         finally:
             self._stop_loop()
 

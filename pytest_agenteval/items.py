@@ -1,19 +1,34 @@
-"""Case files as pytest collectors, cases and scenarios as pytest items."""
+"""Case files as pytest collectors, cases and scenarios as pytest items.
+
+A case file that cannot be loaded (bad YAML, an unknown field, an unknown
+label, a duplicate id, a broken ledger or taxonomy) collects as one item,
+``<file>::[load]``, that reports ERROR with every located defect, the way
+pytest-mypy reports a file: the other files run, and no pytest option is
+changed for it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .casefile import load_case_file
+from ._stash import get_project, get_runner
 from .model import MultiSourceError
-from .plan import ItemPlan
+from .project import LOAD_ITEM
 from .yamlio import SourceError, locate
 
-__all__ = ["CaseFile", "CaseItem", "CaseVerdict"]
+if TYPE_CHECKING:
+    from .ledger import LedgerRule
+    from .model.ledger import Example
+    from .model.results import ItemResult
+    from .plan import ItemPlan
+    from .project import Project
+
+__all__ = ["CaseFile", "CaseItem", "CaseVerdict", "Collection", "ExampleItem", "LedgerFile",
+           "LoadErrorItem"]
 
 
 class CaseVerdict(Exception):
@@ -25,38 +40,14 @@ class CaseVerdict(Exception):
         self.text = text
 
 
-class CaseFile(pytest.File):
-    """A YAML file of cases and scenarios. Any defect is one collection error listing all."""
-
-    def collect(self) -> Iterator[CaseItem]:
-        from .session import get_session
-
-        session = get_session(self.config)
-        name = locate(self.path, self.config.rootpath)
-        try:
-            _ = session.taxonomy  # a broken taxonomy or ledger is a located collection error
-            entries = load_case_file(Path(self.path), name, session.ledger)
-        except SourceError as exc:
-            raise self.CollectError(str(exc)) from None
-        except MultiSourceError as exc:
-            raise self.CollectError(_listing(exc.errors)) from None
-        errors = session.claim_ids([(plan.id, loc) for plan, loc in entries])
-        if errors:
-            raise self.CollectError(_listing(errors))
-        trials = session.repeat
-        for plan, loc in entries:
-            for trial in range(trials):
-                item_name = plan.id if trials == 1 else f"{plan.id}[t{trial + 1}]"
-                yield CaseItem.from_parent(self, name=item_name, plan=plan, line=loc.line,
-                                           file=name, trial=trial if trials > 1 else None,
-                                           trials=trials)
-
-
-
 def _listing(errors: list[SourceError]) -> str:
     head = f"{len(errors)} error(s) in this file; none of its items ran:" if len(errors) > 1 else ""
     body = "\n".join(f"  {e}" if head else str(e) for e in errors)
     return f"{head}\n{body}" if head else body
+
+
+def _located(exc: SourceError | MultiSourceError) -> str:
+    return str(exc) if isinstance(exc, SourceError) else _listing(exc.errors)
 
 
 class _VerdictItem(pytest.Item):
@@ -67,6 +58,44 @@ class _VerdictItem(pytest.Item):
         if isinstance(excinfo.value, CaseVerdict):
             return excinfo.value.text
         return str(super().repr_failure(excinfo, style=style))
+
+
+class LoadErrorItem(_VerdictItem):
+    """A case or ledger file that could not be loaded: ERROR with every located defect."""
+
+    def __init__(self, *, message: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.message = message
+
+    def runtest(self) -> None:
+        raise CaseVerdict("error", self.message)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"could not load {locate(self.path, self.config.rootpath)}"
+
+
+class CaseFile(pytest.File):
+    """A YAML file of cases and scenarios."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        project = get_project(self.config)
+        try:
+            entries = project.load_case_file(Path(self.path))
+        except (SourceError, MultiSourceError) as exc:
+            yield LoadErrorItem.from_parent(self, name=LOAD_ITEM, message=_located(exc))
+            return
+        errors = project.ids.claim([(plan.id, loc) for plan, loc in entries])
+        if errors:
+            yield LoadErrorItem.from_parent(self, name=LOAD_ITEM, message=_listing(errors))
+            return
+        name = locate(self.path, self.config.rootpath)
+        trials = project.repeat
+        for plan, loc in entries:
+            for trial in range(trials):
+                item_name = plan.id if trials == 1 else f"{plan.id}[t{trial + 1}]"
+                yield CaseItem.from_parent(self, name=item_name, plan=plan, line=loc.line,
+                                           file=name, trial=trial if trials > 1 else None,
+                                           trials=trials)
 
 
 class CaseItem(_VerdictItem):
@@ -80,7 +109,8 @@ class CaseItem(_VerdictItem):
         self.file = file
         self.trial = trial  # 0-based, None without --agenteval-repeat
         self.trials = trials
-        self.result: dict[str, Any] | None = None
+        #: the masked, JSON-native result that travels with the call report
+        self.payload: dict[str, Any] | None = None
         meta = plan.meta
         self.add_marker(meta["priority"])
         for label in meta["behaviors"]:
@@ -90,14 +120,21 @@ class CaseItem(_VerdictItem):
         self.extra_keyword_matches.update(k for k in keywords if k)
 
     def runtest(self) -> None:
-        from .session import get_session
+        from .model.results import ItemResult
+        from .report.text import explain
 
-        self.result = get_session(self.config).run_item(self)
-        status = self.result["status"]
-        if status in ("failed", "error"):
-            shown = self.result if self.trial is None else {
-                **self.result, "id": f"{self.result['id']}[t{self.trial + 1}]"}
-            raise CaseVerdict(status, get_session(self.config).explain(shown))
+        result = get_runner(self.config).run(self)
+        self.payload = get_project(self.config).masker.result(result)
+        if result.status in ("failed", "error"):
+            shown = ItemResult.model_validate(self.payload)  # the masked result, then cut
+            raise CaseVerdict(result.status, explain(shown))
+
+    def identify(self, result: ItemResult) -> ItemResult:
+        """``result`` with where it comes from: node id, file, line, trial."""
+        trials = self.trials if self.trial is not None else None
+        return result.model_copy(update={"nodeid": self.nodeid, "file": self.file,
+                                         "line": self.line, "trial": self.trial,
+                                         "trials": trials})
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = None if self.line is None else self.line - 1
@@ -112,16 +149,12 @@ class LedgerFile(pytest.File):
     misjudge a run (``pytest rules/``).
     """
 
-    def collect(self) -> Iterator[ExampleItem]:
-        from .ledger import load_ledger
-        from .model import MultiSourceError
-
+    def collect(self) -> Iterator[pytest.Item]:
         try:
-            ledger = load_ledger(Path(self.path), self.config.rootpath)
-        except SourceError as exc:
-            raise self.CollectError(str(exc)) from None
-        except MultiSourceError as exc:
-            raise self.CollectError(_listing(exc.errors)) from None
+            ledger = get_project(self.config).ledger
+        except (SourceError, MultiSourceError) as exc:
+            yield LoadErrorItem.from_parent(self, name=LOAD_ITEM, message=_located(exc))
+            return
         for rule in ledger.rules:
             for kind, examples in (("pass", rule.spec.examples.pass_),
                                    ("fail", rule.spec.examples.fail)):
@@ -131,9 +164,12 @@ class LedgerFile(pytest.File):
 
 
 class ExampleItem(_VerdictItem):
-    """One ledger example: the rule must pass it (``pass``) or fail it (``fail``)."""
+    """One ledger example: the rule must pass it (``pass``) or fail it (``fail``).
 
-    def __init__(self, *, rule: Any, kind: str, example: Any, **kwargs: Any) -> None:
+    A rule type that raises on its own example fails here with the traceback.
+    """
+
+    def __init__(self, *, rule: LedgerRule, kind: str, example: Example, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rule = rule
         self.kind = kind
@@ -146,22 +182,64 @@ class ExampleItem(_VerdictItem):
         from .ledger import example_view
 
         bound = self.rule.bind(self.example.assertions)
-        row = bound.run(example_view(self.example))
-        wrong = row["status"] == "failed" if self.kind == "pass" else row["status"] != "failed"
+        row = bound.evaluate(example_view(self.example))
+        wrong = row.status == "failed" if self.kind == "pass" else row.status != "failed"
         if wrong:
-            raise CaseVerdict("failed", self._explain(row))
+            raise CaseVerdict("failed", self._explain(row.type, row.status, row.reason,
+                                                      row.evidence))
 
-    def _explain(self, row: dict[str, Any]) -> str:
+    def _explain(self, rtype: str, status: str, reason: str, evidence: str) -> str:
         ex = self.example
         edge = f" (boundary: {ex.note})" if ex.boundary else (f" ({ex.note})" if ex.note else "")
         return "\n".join([
-            f"{self.rule.spec.id} ({row['type']}) misjudges its {self.kind} example{edge}",
+            f"{self.rule.spec.id} ({rtype}) misjudges its {self.kind} example{edge}",
             f"  user:  {ex.input}",
             f"  reply: {ex.reply}",
-            f"  rule said {row['status']}: {row['reason']}",
-            *([f"  evidence: {row['evidence']}"] if row["evidence"] else []),
+            f"  rule said {status}: {reason}",
+            *([f"  evidence: {evidence}"] if evidence else []),
         ])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.rule.location.line
         return self.path, None if line is None else line - 1, f"ledger example {self.name}"
+
+
+class Collection:
+    """Collection hooks, registered where items are collected (single process, workers)."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.broken: list[LoadErrorItem] = []
+
+    def pytest_collect_file(self, file_path: Path,
+                            parent: pytest.Collector) -> pytest.Collector | None:
+        if self.project.is_ledger_file(file_path):
+            return LedgerFile.from_parent(parent, path=file_path)
+        if self.project.is_case_path(file_path):
+            return CaseFile.from_parent(parent, path=file_path)
+        return None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None]:
+        """A file that could not be loaded stays selected whatever ``-k``/``-m`` say: it may
+        hold exactly the items they would select, and the run must say it is incomplete."""
+        broken = [(i, item) for i, item in enumerate(items) if isinstance(item, LoadErrorItem)]
+        self.broken = [item for _, item in broken]
+        yield
+        kept = set(map(id, items))
+        for i, item in broken:
+            if id(item) not in kept:
+                items.insert(min(i, len(items)), item)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.broken and session.config.option.collectonly and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # --collect-only checks files too
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Under ``--collect-only`` nothing runs: say here which files could not be loaded."""
+        if not self.broken or not terminalreporter.config.option.collectonly:
+            return
+        terminalreporter.write_sep("=", "agenteval: case files that could not be loaded",
+                                   red=True)
+        for item in self.broken:
+            terminalreporter.write_line(item.message)

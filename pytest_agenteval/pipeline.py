@@ -1,35 +1,32 @@
-"""The per-item pipeline: conversation → rules → intent → verdict.
+"""The per-item pipeline: conversation → rules → intent → verdict, as an :class:`ItemResult`.
 
-Runs on the engine's event loop. Produces a JSON-native result dict (the
-``cases[]`` record of SPEC 7), so it can travel through xdist unchanged.
+Runs on the engine's event loop. The verdict of a turn follows SPEC 2:
+an agent error or a rule type that raised makes it ``error``; a failed
+explicit-rule combination, a failed ledger rule (a red line when it vetoes),
+a wrong intent or a wrong intent code make it ``failed``; otherwise it is
+``passed``. The item's verdict is the worst of its turns'.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import Any
 
 from .adapters.base import Adapter, AgentError, AgentReply, TurnRequest
+from .model import results as r
 from .plan import ItemPlan, TurnPlan
 from .rules._registry import TurnView
-from .rules.evaluate import combine
+from .rules.evaluate import BoundRule, RuleCrash, combine
 from .taxonomy import Taxonomy
 
-__all__ = ["STATUS_ORDER", "run_plan", "worst"]
-
-#: Case verdict precedence (SPEC 2): error > failed > review > passed.
-STATUS_ORDER = {"passed": 0, "review": 1, "failed": 2, "error": 3}
+__all__ = ["judge_intent", "run_plan", "start_failure"]
 
 
-def worst(statuses: list[str]) -> str:
-    return max(statuses, key=STATUS_ORDER.__getitem__, default="passed")
-
-
-async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy) -> dict[str, Any]:
+async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy) -> r.ItemResult:
     """Run every turn in order on one conversation and judge each reply."""
     history = [dict(h) for h in plan.history]
     conversation_id: str | None = None
-    turns: list[dict[str, Any]] = []
+    turns: list[r.TurnResult] = []
     for index, turn in enumerate(plan.turns):
         request = TurnRequest(turn.input, list(history), turn.knowledge, turn.extra,
                               conversation_id, plan.id, index)
@@ -37,48 +34,37 @@ async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy) -> dict
         try:
             reply = await adapter.send(request)
         except AgentError as exc:
-            latency = (time.perf_counter() - started) * 1000
-            turns.append(_error_turn(index, turn, exc, latency))
+            turns.append(error_turn(index, turn, exc.record(), _ms_since(started)))
             break
-        latency = (time.perf_counter() - started) * 1000
-        turns.append(_judge_turn(index, turn, request, reply, latency, taxonomy))
+        latency = _ms_since(started)
+        turns.append(await _judge_turn(index, turn, request, reply, latency, taxonomy))
         conversation_id = reply.conversation_id or conversation_id
         history += [{"role": "user", "content": turn.input},
                     {"role": "assistant", "content": reply.output}]
-    return _item_result(plan, turns)
+    return item_result(plan, turns)
 
 
-def _error_turn(index: int, turn: TurnPlan, exc: AgentError, latency: float) -> dict[str, Any]:
-    return {
-        "index": index,
-        "input": turn.input,
-        "reply": None,
-        "status": "error",
-        "error": {"kind": exc.kind, "detail": exc.detail, "status_code": exc.status_code},
-        "latency_ms": round(latency, 3),
-        "rules": [],
-        "intent": _intent_not_evaluated(turn, "the agent did not answer"),
-        "rule_logic": None,
-        "failure_reasons": [],
-        "conversation_id": None,
-        "expected": _expected(turn),
-    }
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
 
 
-def _expected(turn: TurnPlan) -> dict[str, Any]:
+def _expected(turn: TurnPlan) -> r.Expectation:
     exp = turn.expected
-    return {"behavior": exp.behavior, "outcome": exp.outcome, "intent_code": exp.intent_code,
-            "assertions": dict(exp.assertions)}
+    return r.Expectation(behavior=exp.behavior, outcome=exp.outcome,
+                         intent_code=exp.intent_code, assertions=dict(exp.assertions))
 
 
-def _intent_not_evaluated(turn: TurnPlan, why: str) -> dict[str, Any]:
+def error_turn(index: int, turn: TurnPlan, error: r.AgentError, latency: float) -> r.TurnResult:
+    """A turn the agent did not answer: no rule, intent or judge verdict."""
     exp = turn.expected
-    return {"expected": exp.behavior, "predicted": None, "correct": None,
-            "code_expected": exp.intent_code, "code_returned": None, "name_returned": None,
-            "code_correct": None, "evaluated": False, "reason": why}
+    intent = r.IntentResult(expected=exp.behavior, code_expected=exp.intent_code,
+                            reason="the agent did not answer", reason_code="agent_error")
+    return r.TurnResult(index=index, input=turn.input, knowledge=turn.knowledge,
+                        extra=turn.extra, status="error", error=error, latency_ms=latency,
+                        intent=intent, expected=_expected(turn))
 
 
-def judge_intent(turn: TurnPlan, reply: AgentReply, taxonomy: Taxonomy) -> dict[str, Any]:
+def judge_intent(turn: TurnPlan, reply: AgentReply, taxonomy: Taxonomy) -> r.IntentResult:
     """L2: compare the returned intent (mapped to a label) with the expectation."""
     exp = turn.expected
     predicted = taxonomy.predict(reply.intent_code, reply.intent_name)
@@ -89,15 +75,41 @@ def judge_intent(turn: TurnPlan, reply: AgentReply, taxonomy: Taxonomy) -> dict[
     if exp.intent_code is not None:
         code_correct = (reply.intent_code is not None
                         and str(reply.intent_code).strip() == str(exp.intent_code).strip())
-    reason = "" if predicted is not None else "the API returned no intent"
-    return {"expected": exp.behavior, "predicted": predicted, "correct": correct,
-            "code_expected": exp.intent_code, "code_returned": reply.intent_code,
-            "name_returned": reply.intent_name, "code_correct": code_correct,
-            "evaluated": predicted is not None or code_correct is not None, "reason": reason}
+    none = predicted is None
+    return r.IntentResult(
+        expected=exp.behavior, predicted=predicted, correct=correct,
+        code_expected=exp.intent_code, code_returned=reply.intent_code,
+        name_returned=reply.intent_name, code_correct=code_correct,
+        evaluated=not none or code_correct is not None,
+        reason="the API returned no intent" if none else "",
+        reason_code="no_intent" if none else None)
 
 
-def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: AgentReply,
-                latency: float, taxonomy: Taxonomy) -> dict[str, Any]:
+async def _evaluate(rules: tuple[BoundRule, ...],
+                    view: TurnView) -> list[r.RuleRow | RuleCrash]:
+    """Every rule on the turn: sync checks inline, async ones concurrently, in rule order."""
+    if not any(rule.rule_type.is_async for rule in rules):
+        return [await rule.aevaluate(view) for rule in rules]
+    return list(await asyncio.gather(*(rule.aevaluate(view) for rule in rules)))
+
+
+def _failure_reasons(rows: list[r.RuleRow], explicit: r.RuleLogicResult,
+                     intent: r.IntentResult) -> list[str]:
+    reasons = []
+    if not explicit.passed:
+        reasons.append(f"explicit rules ({explicit.reason})")
+    # ledger rules are hard constraints whatever rule_logic says; a veto one is a red line
+    reasons += [f"{'red line' if row.veto else 'ledger rule'} {row.rule_id} failed"
+                for row in rows if row.origin == "ledger" and row.status == "failed"]
+    if intent.correct is False:
+        reasons.append(f"intent {intent.predicted} (expected {intent.expected})")
+    if intent.code_correct is False:
+        reasons.append(f"intent code {intent.code_returned} (expected {intent.code_expected})")
+    return reasons
+
+
+async def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: AgentReply,
+                      latency: float, taxonomy: Taxonomy) -> r.TurnResult:
     view = TurnView(
         input=turn.input, reply=reply.output, history=request.history,
         knowledge=turn.knowledge,
@@ -105,92 +117,50 @@ def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: AgentRe
         assertions=dict(turn.expected.assertions), intent_code=reply.intent_code,
         intent_name=reply.intent_name, latency_ms=latency,
     )
-    rows = [r.run(view) for r in turn.rules]
-    explicit = combine([r for r in rows if r["origin"] == "case"], turn.rule_logic,
+    evaluated = await _evaluate(turn.rules, view)
+    rows = [e.row if isinstance(e, RuleCrash) else e for e in evaluated]
+    crash = next((e for e in evaluated if isinstance(e, RuleCrash)), None)
+    explicit = combine([row for row in rows if row.origin == "case"], turn.rule_logic,
                        turn.rule_pass_threshold)
     intent = judge_intent(turn, reply, taxonomy)
-    reasons = []
-    if not explicit.passed:
-        reasons.append(f"explicit rules ({explicit.reason})")
-    # ledger rules are hard constraints whatever rule_logic says; a veto one is a red line
-    reasons += [f"{'red line' if r['veto'] else 'ledger rule'} {r['rule_id']} failed"
-                for r in rows if r["origin"] == "ledger" and r["status"] == "failed"]
-    if intent["correct"] is False:
-        reasons.append(f"intent {intent['predicted']} (expected {intent['expected']})")
-    if intent["code_correct"] is False:
-        reasons.append(f"intent code {intent['code_returned']} "
-                       f"(expected {intent['code_expected']})")
-    return {
-        "index": index,
-        "input": turn.input,
-        "reply": reply.output,
-        "status": "failed" if reasons else "passed",
-        "failure_reasons": reasons,
-        "error": None,
-        "latency_ms": round(latency, 3),
-        "rules": rows,
-        "rule_logic": {"logic": turn.rule_logic, "passed": explicit.passed,
-                       "score": explicit.score, "reason": explicit.reason},
-        "intent": intent,
-        "conversation_id": reply.conversation_id,
-        "expected": _expected(turn),
-    }
+    reasons = _failure_reasons(rows, explicit, intent)
+    error = None
+    if crash is not None:  # the rule, not the agent, is broken: no business verdict
+        error = r.AgentError(kind="rule", detail=f"{crash.row.rule_id}: {crash.row.reason}",
+                             traceback=crash.traceback)
+    status: r.ItemStatus = "error" if error else ("failed" if reasons else "passed")
+    return r.TurnResult(
+        index=index, input=turn.input, knowledge=turn.knowledge, extra=turn.extra,
+        reply=reply.output, status=status, failure_reasons=reasons, error=error,
+        latency_ms=latency, rules=rows, rule_logic=explicit, intent=intent,
+        conversation_id=reply.conversation_id, expected=_expected(turn),
+    )
 
 
-def _item_result(plan: ItemPlan, turns: list[dict[str, Any]]) -> dict[str, Any]:
-    status = worst([t["status"] for t in turns])
-    error = next((t["error"] for t in turns if t["error"]), None)
-    latency = sum(t["latency_ms"] for t in turns)
-    first = plan.turns[0]
-    result: dict[str, Any] = {
-        "id": plan.id,
-        "kind": plan.kind,
-        "status": status,
-        **plan.meta,
-        "behavior": first.expected.behavior if plan.kind == "case" else None,
-        "error": error,
-        "latency_ms": round(latency, 3),
-        "turn_latency_ms": [t["latency_ms"] for t in turns],
-        "judge": {"status": "not_evaluated", "scores": None, "verdict": None,
-                  "reason": "no judge configured"},
-        "task": _task(plan, status),
-    }
-    if plan.kind == "case":
-        only = turns[0]
-        result.update(rules=only["rules"], intent=only["intent"], rule_logic=only["rule_logic"],
-                      failure_reasons=only.get("failure_reasons", []),
-                      request={"input": first.input, "history": list(plan.history),
-                               "knowledge": first.knowledge, "extra": first.extra},
-                      response={"output": only["reply"],
-                                "intent_code": only["intent"]["code_returned"],
-                                "intent_name": only["intent"]["name_returned"],
-                                "conversation_id": only.get("conversation_id")})
-    else:
-        result.update(
-            rules=[{**r, "turn": t["index"]} for t in turns for r in t["rules"]],
-            intent=None,
-            failure_reasons=[f"turn {t['index'] + 1}: {why}" for t in turns
-                             for why in t.get("failure_reasons", [])],
-            turns=turns,
-            turns_planned=len(plan.turns),
-        )
-    return result
+def item_result(plan: ItemPlan, turns: list[r.TurnResult]) -> r.ItemResult:
+    """The item's result from its turns: the worst verdict, the task success level."""
+    status = r.worst(t.status for t in turns)
+    return r.ItemResult(
+        id=plan.id, kind=plan.kind, status=status, **plan.meta,
+        history=[r.Message.model_validate(h) for h in plan.history],
+        turns=turns, turns_planned=len(plan.turns), task=_task(plan, status),
+    )
 
 
-def _task(plan: ItemPlan, status: str) -> dict[str, Any]:
+def _task(plan: ItemPlan, status: r.ItemStatus) -> r.TaskResult:
     """Success level (SPEC 6). Items with a task wait for the task-completion layer."""
-    if plan.meta.get("task"):
-        return {"completion_rate": None, "success_level": None, "status": "not_evaluated",
-                "reason": "task completion is judged by the task-completion layer"}
-    level = {"passed": "success", "review": "partial", "failed": "failure"}.get(status)
-    return {"completion_rate": None, "success_level": level,
-            "status": "evaluated" if level else "not_evaluated",
-            "reason": "no task: success level follows the case verdict" if level
-            else "error cases are excluded"}
+    if plan.task is not None:
+        return r.TaskResult(reason="task completion is judged by the task-completion layer",
+                            reason_code="pending_layer")
+    if status == "error":
+        return r.TaskResult(reason="error cases are excluded", reason_code="error_excluded")
+    levels: dict[str, r.SuccessLevel] = {"passed": "success", "review": "partial"}
+    level = levels.get(status, "failure")
+    return r.TaskResult(success_level=level, status="evaluated",
+                        reason="no task: success level follows the case verdict",
+                        reason_code="follows_verdict")
 
 
-def start_failure(plan: ItemPlan, detail: str) -> dict[str, Any]:
+def start_failure(plan: ItemPlan, error: r.AgentError) -> r.ItemResult:
     """The result of an item whose adapter could not even be started."""
-    turn = plan.turns[0]
-    exc = AgentError("connection", detail)
-    return _item_result(plan, [_error_turn(0, turn, exc, 0.0)])
+    return item_result(plan, [error_turn(0, plan.turns[0], error, 0.0)])

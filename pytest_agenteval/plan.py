@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .model.cases import Case, Expected, RuleSpec, Scenario
+from .model.cases import Case, Expected, RuleSpec, Scenario, Task
 from .rules.evaluate import BoundRule, bind
 
 if TYPE_CHECKING:
@@ -28,19 +28,25 @@ class TurnPlan:
     extra: dict[str, Any]
     expected: Expected
     rules: tuple[BoundRule, ...]
-    rule_logic: str = "all"
+    rule_logic: Literal["all", "any", "weighted"] = "all"
     rule_pass_threshold: float = 0.7
 
 
 @dataclass(frozen=True)
 class ItemPlan:
-    """One pytest item's worth of work: one conversation of one or more turns."""
+    """One pytest item's worth of work: one conversation of one or more turns.
+
+    ``meta`` holds the item's descriptive fields of :class:`~.model.results.ItemResult`
+    (title, priority, family, challenge, source, review status, tags, pair,
+    behaviours, judge switch, outcome class).
+    """
 
     kind: Kind
     id: str
     history: tuple[dict[str, str], ...]
     turns: tuple[TurnPlan, ...]
     meta: dict[str, Any] = field(default_factory=dict)
+    task: Task | None = None
 
 
 class RuleBindError(ValueError):
@@ -82,7 +88,7 @@ def _ledger_rules(ledger: Ledger | None, expected: Expected,
         raise RuleBindError([((*base, "expected", "assertions"), str(exc))]) from None
 
 
-def _meta(item: Case | Scenario, behaviors: list[str]) -> dict[str, Any]:
+def _meta(item: Case | Scenario, behaviors: list[str], outcome: str | None) -> dict[str, Any]:
     return {
         "title": item.title,
         "priority": item.priority,
@@ -94,6 +100,7 @@ def _meta(item: Case | Scenario, behaviors: list[str]) -> dict[str, Any]:
         "pair": item.pair.model_dump() if item.pair else None,
         "behaviors": behaviors,
         "judge_enabled": item.judge is not False,
+        "outcome": outcome,
     }
 
 
@@ -110,9 +117,8 @@ def compile_case(case: Case, ledger: Ledger | None = None) -> ItemPlan:
         rule_pass_threshold=case.rule_pass_threshold,
     )
     behaviors = [case.expected.behavior] if case.expected.behavior else []
-    meta = _meta(case, behaviors)
-    meta["outcome"] = case.expected.outcome
-    return ItemPlan("case", case.id, tuple(h.model_dump() for h in req.history), (turn,), meta)
+    return ItemPlan("case", case.id, tuple(h.model_dump() for h in req.history), (turn,),
+                    _meta(case, behaviors, case.expected.outcome))
 
 
 def compile_scenario(sc: Scenario, ledger: Ledger | None = None) -> ItemPlan:
@@ -140,8 +146,6 @@ def compile_scenario(sc: Scenario, ledger: Ledger | None = None) -> ItemPlan:
     if problems:
         raise RuleBindError(problems)
     behaviors = sorted({t.expected.behavior for t in sc.turns if t.expected.behavior})
-    meta = _meta(sc, behaviors)
-    meta["outcome"] = None
-    meta["task"] = sc.outcome.task.model_dump() if sc.outcome and sc.outcome.task else None
     return ItemPlan("scenario", sc.id, tuple(h.model_dump() for h in sc.history),
-                    tuple(turns), meta)
+                    tuple(turns), _meta(sc, behaviors, None),
+                    sc.outcome.task if sc.outcome else None)

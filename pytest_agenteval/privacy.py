@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .model.results import ItemResult
 
 __all__ = ["Masker"]
 
@@ -24,6 +27,8 @@ _PHONE = re.compile(
 
 #: a string without a digit or an @ has nothing to mask (the common case: skip the regexes)
 _MAYBE = re.compile(r"[0-9０-９@]")
+#: a number below this (in magnitude) has too few digits to be a phone or ID number
+_SMALL = 10**6
 
 
 def _digits(text: str) -> str:
@@ -76,14 +81,38 @@ class Masker:
         return prefix + digits[:3] + "****" + digits[-4:]
 
     def data(self, value: Any) -> Any:
-        """A masked, JSON-native copy: strings masked (keys too), other scalars kept when
-        they are JSON types and written as text otherwise (a date, a Path, a numpy float)."""
+        """A masked, JSON-native copy, by type and never by key name.
+
+        Strings are masked (mapping keys too). A number is masked when its digits
+        are a phone or ID number (an unquoted ``13800000000`` in a case file is an
+        int): it then becomes the masked text. Other JSON scalars are kept; anything
+        else is written as masked text (a date, a Path, a numpy float).
+        """
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
             return {self.text(str(k)): self.data(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
-        if value is None or type(value) in (bool, int, float):
+        kind = type(value)
+        if value is None or kind is bool:
             return value
+        if kind is int or kind is float:
+            return self._number(value)
         return self.text(str(value))
+
+    def _number(self, value: float) -> Any:
+        if -_SMALL < value < _SMALL:
+            return value
+        text = str(value)
+        masked = self.text(text)
+        return value if masked == text else masked
+
+    def result(self, item: ItemResult) -> dict[str, Any]:
+        """An item's result as it may leave the process: JSON-native and masked.
+
+        Its identity (id, node id, file) is the test data's own name and stays as written.
+        """
+        masked: dict[str, Any] = self.data(item.model_dump(mode="json"))
+        masked.update(id=item.id, nodeid=item.nodeid, file=item.file)
+        return masked

@@ -73,8 +73,11 @@ scenarios:
 """, encoding="utf-8")
     pytester.runpytest("cases").assert_outcomes(passed=2, errors=2)
     cases = by_id(read_record(pytester.path))
-    assert cases["P-BOOM"]["error"] == {"kind": "connection", "status_code": None,
-                                        "detail": "RuntimeError: backend down"}
+    boom = cases["P-BOOM"]["error"]
+    assert (boom["kind"], boom["detail"]) == ("connection", "RuntimeError: backend down")
+    # the user's traceback is kept (their frame and line), without the plugin's frames
+    assert 'mybot.py", line 6, in reply' in boom["traceback"]
+    assert "adapters/python.py" not in boom["traceback"]
     assert cases["P-BAD"]["error"]["kind"] == "bad_body"
     assert cases["P-OK"]["intent"]["code_returned"] == 9
     pytester.path.joinpath("agenteval.yaml").write_text(
@@ -83,14 +86,44 @@ scenarios:
     assert by_id(read_record(pytester.path))["P-OK"]["response"]["output"] == "async hi"
 
 
-def test_python_adapter_that_cannot_be_imported_errors_every_item(standalone,
-                                                                   pytester) -> None:
-    standalone("target: {adapter: python, callable: 'nosuchmodule:reply'}\n",
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]])
+def test_a_callable_that_cannot_be_imported_is_one_usage_error_before_any_call(
+        standalone, pytester, dist) -> None:
+    standalone("target:\n  adapter: python\n  callable: 'nosuchmodule:reply'\n",
                {"a.yaml": "cases:\n  - {id: A, request: {input: x}}\n"
                           "  - {id: B, request: {input: y}}\n"})
+    result = pytester.runpytest_subprocess("cases", *dist)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "ERROR: agenteval: the target cannot be called:",
+        "agenteval.yaml:3 [[]target.callable[]]: target.callable 'nosuchmodule:reply': "
+        "cannot import 'nosuchmodule'*"])
+    assert "PASSED" not in result.stdout.str() and "ERROR case" not in result.stdout.str()
+    assert not list(pytester.path.glob("reports/*/results.jsonl"))  # no item ran
+
+
+def test_the_preflight_does_not_stop_a_run_that_calls_no_agent(standalone, pytester,
+                                                               monkeypatch) -> None:
+    # `pytest rules/` needs no agent: an unset token under target: is no error there
+    monkeypatch.delenv("NO_SUCH_TOKEN", raising=False)
+    standalone("target:\n  adapter: http\n  url: http://127.0.0.1:9/x\n  headers:\n"
+               "    Authorization: Bearer ${NO_SUCH_TOKEN}\n",
+               {"a.yaml": "cases:\n  - {id: A, request: {input: x}}\n"})
+    rules = pytester.mkdir("rules")
+    rules.joinpath("business-rules.yaml").write_text("""\
+- id: BR-1
+  title: 不得提微信
+  check: keyword_match
+  params: {none: [微信]}
+  applies_to: {behaviors: all}
+  examples:
+    pass: [{input: 你好, reply: 您好}]
+""", encoding="utf-8")
+    pytester.runpytest("rules").assert_outcomes(passed=1)
     result = pytester.runpytest("cases")
-    result.stdout.fnmatch_lines(["*could not start the target adapter*nosuchmodule*"])
-    assert result.parseoutcomes()["errors"] == 2
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*agenteval.yaml:5 [[]target.headers.Authorization[]]: "
+                                 "environment variable NO_SUCH_TOKEN is not set*"])
 
 
 def test_openai_chat_adapter_against_a_local_server(pytester, monkeypatch) -> None:

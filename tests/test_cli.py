@@ -33,7 +33,8 @@ def test_lint_lists_every_error_with_its_line(tmp_path: Path) -> None:
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("a.yaml:2 [cases[0].priority]")
     assert lines[1].startswith("a.yaml:3 [cases[1].rules[0].type]: unknown rule type 'nope'")
-    assert lines[2] == "b.yaml:3 [id]: duplicate id 'C': already used at b.yaml:2"
+    assert lines[2] == ("b.yaml:3 [id]: duplicate id 'C': already used at b.yaml:2; ids must "
+                        "be unique in the run")
     assert "1 items, 3 errors" in proc.stderr
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from agents import read_record
+
 TWO_CASES = """\
 defaults:
   priority: P1
@@ -65,11 +67,62 @@ def test_markers_and_keywords_select_exactly(project, pytester: pytest.Pytester,
 
 def test_a_malformed_file_is_one_error_and_the_rest_run(project, pytester) -> None:
     project({"good.yaml": TWO_CASES, "bad.yaml": "cases:\n  - id: X-1\n    request: {input: [\n"})
-    result = pytester.runpytest("cases", "-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["*ERROR collecting cases/bad.yaml*",
-                                 "*cases/bad.yaml:*invalid YAML*"])
+    result = pytester.runpytest("cases", "-p", "no:cacheprovider", "-v")
+    result.stdout.fnmatch_lines(["cases/bad.yaml::[[]load[]] ERROR*",
+                                 "*could not load cases/bad.yaml*",
+                                 "cases/bad.yaml:4: invalid YAML*"])
     outcomes = result.parseoutcomes()
     assert outcomes["passed"] == 3 and outcomes["errors"] == 1
+    assert result.ret == 1
+    assert "Interrupted" not in result.stdout.str()
+
+
+def test_a_broken_file_stays_selected_whatever_k_and_m_say(project, pytester) -> None:
+    # the broken file may hold exactly the items -k selects: the run must say so
+    project({"good.yaml": TWO_CASES, "bad.yaml": "cases:\n  - id: X-1\n    request: {input: [\n"})
+    result = pytester.runpytest("cases", "-p", "no:cacheprovider", "-k", "VEHICLE_INFO",
+                                "-m", "P1")
+    result.stdout.fnmatch_lines(["*invalid YAML*"])
+    assert result.parseoutcomes()["errors"] == 1
+    record = read_record(pytester.path)
+    assert record["completeness"]["collection_errors"] == ["cases/bad.yaml"]
+    assert record["completeness"]["complete"] is False
+
+
+def test_an_import_error_in_a_test_module_still_interrupts(project, pytester) -> None:
+    # a broken case file changes no pytest option: an ordinary collection error still stops
+    project({"bad.yaml": "cases: [\n"})
+    pytester.makepyfile(test_mod="import no_such_module_here\n\ndef test_x(): pass\n")
+    result = pytester.runpytest("cases", "test_mod.py", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*ERROR collecting test_mod.py*",
+                                 "*Interrupted: 1 error during collection*"])
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_an_unknown_label_is_an_error_of_its_line(project, pytester) -> None:
+    project({"a.yaml": """\
+        cases:
+          - id: A-1
+            request: {input: hi}
+            expected: {behavior: VEHICLE_INFO}
+          - id: A-2
+            request: {input: hi}
+            expected: {behavior: VEHICLE_INFOO}
+        scenarios:
+          - id: S-1
+            turns:
+              - {input: hi, expected: {behavior: PHONE_PROVIDED}}
+              - {input: ho, expected: {behavior: PHONE_PROVIDE}}
+        """}, taxonomy=True)
+    result = pytester.runpytest("cases", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines([
+        "*2 error(s) in this file*",
+        "*cases/a.yaml:7 [[]cases[[]1[]].expected.behavior[]]: unknown label 'VEHICLE_INFOO';"
+        " the taxonomy's labels are: VEHICLE_INFO, *",
+        "*cases/a.yaml:12 [[]scenarios[[]0[]].turns[[]1[]].expected.behavior[]]: unknown label "
+        "'PHONE_PROVIDE'*",
+    ])
+    assert result.parseoutcomes() == {"errors": 1}
 
 
 def test_unknown_field_names_file_line_and_field(project, pytester) -> None:
@@ -177,8 +230,10 @@ def test_yaml_outside_agenteval_paths_is_not_collected(project, pytester) -> Non
 def test_an_empty_or_foreign_file_in_cases_is_an_error(project, pytester) -> None:
     project({"a.yaml": TWO_CASES, "empty.yaml": "", "list.yaml": "- 1\n- 2\n"})
     result = pytester.runpytest("cases", "--collect-only", "-q")
-    result.stdout.fnmatch_lines(["*cases/empty.yaml*empty file*",
+    result.stdout.fnmatch_lines(["*agenteval: case files that could not be loaded*",
+                                 "*cases/empty.yaml*empty file*",
                                  "*cases/list.yaml*top level must be a mapping*"])
+    assert result.ret == 1
 
 
 def test_defaults_go_to_the_items_that_have_the_field(project, pytester, agent) -> None:

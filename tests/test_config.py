@@ -119,8 +119,14 @@ def test_python_and_openai_targets(tmp_path: Path) -> None:
 
 def test_unknown_adapter_lists_known_ones(tmp_path: Path) -> None:
     msg = _error(tmp_path, "language: zh\ntarget:\n  adapter: grpc\n")
-    assert msg.startswith("agenteval.yaml:2 [target]: ")
-    assert all(k in msg for k in ("'http'", "'python'", "'openai_chat'", "'builtin'"))
+    assert msg.startswith("agenteval.yaml:3 [target.adapter]: unknown adapter 'grpc'; ")
+    assert msg.endswith("known adapters: builtin, http, openai_chat, python")
+
+
+def test_a_target_without_an_adapter_says_which_there_are(tmp_path: Path) -> None:
+    msg = _error(tmp_path, "target:\n  url: http://x\n")
+    assert msg == ("agenteval.yaml:1 [target.adapter]: say which adapter: "
+                   "builtin | http | openai_chat | python")
 
 
 @pytest.mark.parametrize("text, line, field", [
@@ -164,8 +170,12 @@ def test_env_value_wins_over_default_and_is_a_secret(tmp_path: Path) -> None:
     assert cfg.secrets == {"http://real:1/x"}
 
 
-def test_unset_var_under_target_names_variable_and_line(tmp_path: Path) -> None:
-    msg = _error(tmp_path, HTTP + "  headers:\n    Authorization: Bearer ${AGENT_TOKEN}\n")
+def test_unset_var_under_target_is_a_preflight_error_naming_variable_and_line(
+        tmp_path: Path) -> None:
+    # loading succeeds (`pytest rules/` calls no agent); the preflight before a call stops
+    cfg = _load(tmp_path, HTTP + "  headers:\n    Authorization: Bearer ${AGENT_TOKEN}\n")
+    [err] = cfg.preflight(tmp_path)
+    msg = str(err)
     assert msg.startswith("agenteval.yaml:5 [target.headers.Authorization]: ")
     assert "environment variable AGENT_TOKEN is not set" in msg
     assert "${AGENT_TOKEN:-default}" in msg

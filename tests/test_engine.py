@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agenteval.adapters import AdapterContext, build_adapter
 from pytest_agenteval.engine import Engine
 from pytest_agenteval.model.cases import Case
 from pytest_agenteval.model.config import HttpTarget
@@ -23,12 +24,16 @@ def _plan(i: int, text: str = "你好"):
     return compile_case(Case.model_validate({"id": f"E-{i}", "request": {"input": text}}))
 
 
+def _engine(target: HttpTarget, root: Path, n: int) -> Engine:
+    return Engine(lambda: build_adapter(target, AdapterContext(root, n)), Taxonomy(), n)
+
+
 def test_close_cancels_queued_and_in_flight_conversations(tmp_path: Path) -> None:
     # the agent answers after 2 s: only the first two can have been sent when close() runs,
     # even on a loaded machine
     with FakeAgent(latency_s=2.0) as slow:
         target = HttpTarget(adapter="http", url=slow.url, concurrency=2)
-        engine = Engine(target, tmp_path, Taxonomy(), concurrency=2)
+        engine = _engine(target, tmp_path, 2)
         futures = [engine.submit(f"E-{i}", _plan(i)) for i in range(20)]
         deadline = time.monotonic() + 5
         while not slow.requests and time.monotonic() < deadline:
@@ -44,11 +49,11 @@ def test_close_cancels_queued_and_in_flight_conversations(tmp_path: Path) -> Non
 
 def test_submit_never_starts_the_same_item_twice(tmp_path: Path) -> None:
     with FakeAgent() as agent:
-        engine = Engine(HttpTarget(adapter="http", url=agent.url), tmp_path, Taxonomy(), 4)
+        engine = _engine(HttpTarget(adapter="http", url=agent.url), tmp_path, 4)
         try:
             first = engine.submit("E-1", _plan(1))
             assert engine.submit("E-1", _plan(1)) is first
-            assert engine.result("E-1", _plan(1))["status"] == "passed"
+            assert engine.result("E-1", _plan(1)).status == "passed"
         finally:
             engine.close()
         assert len(agent.requests) == 1

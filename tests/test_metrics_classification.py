@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from factories import intent, item, scenario, turn
 from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
@@ -181,22 +182,28 @@ def test_predicted_label_outside_the_taxonomy_is_scored() -> None:
     assert out["per_label"]["Z"] == {"precision": 0.0, "recall": None, "f1": 0.0, "support": 0}
 
 
-# --- pairs from case records ----------------------------------------------------------------
-
-
-def _intent(expected: str | None, predicted: str | None) -> dict[str, Any]:
-    return {"expected": expected, "predicted": predicted,
-            "correct": None if None in (expected, predicted) else expected == predicted}
+# --- pairs from item results ----------------------------------------------------------------
 
 
 def test_intent_pairs_reads_cases_and_scenario_turns() -> None:
-    cases: list[dict[str, Any]] = [
-        {"id": "a", "kind": "case", "status": "passed", "intent": _intent("A", "A")},
-        {"id": "b", "kind": "case", "status": "passed", "intent": _intent("A", None)},
-        {"id": "c", "kind": "case", "status": "error", "intent": _intent("B", None)},
-        {"id": "d", "kind": "case", "status": "passed", "intent": _intent(None, "B")},
-        {"id": "s", "kind": "scenario", "status": "failed", "intent": None,
-         "turns": [{"intent": _intent("B", "UNKNOWN")}, {"intent": _intent("C", "C")}]},
-        {"id": "e", "kind": "case", "status": "error", "intent": None},
+    items = [
+        item("a", intent_=intent("A", "A")),
+        item("b", intent_=intent("A", None)),                  # no intent returned
+        item("c", "error"),                                    # the agent did not answer
+        item("d", intent_=intent(None, "B")),                  # nothing expected
+        scenario("s", "failed", turn("failed", intent_=intent("B", "UNKNOWN")),
+                 turn(intent_=intent("C", "C"))),
     ]
-    assert intent_pairs(cases) == [("A", "A"), ("B", "UNKNOWN"), ("C", "C")]
+    assert intent_pairs(items) == [("A", "A"), ("B", "UNKNOWN"), ("C", "C")]
+
+
+def test_intent_pairs_skips_turns_whose_verdict_is_error() -> None:
+    # the agent answered with an intent, but a rule type raised: the turn is an error
+    crashed = turn("error", error="rule", intent_=intent("D", "D"))
+    assert crashed.intent.predicted == "D"
+    items = [item("x", "error", turns=[crashed]),
+             scenario("s", "error", turn(intent_=intent("B", "B")), crashed)]
+    assert intent_pairs(items) == [("B", "B")]
+    # the same turn with a verdict counts
+    answered = crashed.model_copy(update={"status": "passed", "error": None})
+    assert intent_pairs([item("y", turns=[answered])]) == [("D", "D")]

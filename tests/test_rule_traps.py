@@ -41,8 +41,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
     example = Example.model_validate(data)
     rule = ledger.get(trap["rid"])
     assert rule is not None
-    row = rule.bind(example.assertions).run(example_view(example))
+    row = rule.bind(example.assertions).evaluate(example_view(example))
     if trap["exp"] == "pass":
-        assert row["status"] != "failed", row
+        assert row.status != "failed", row
     else:
-        assert row["status"] == "failed", row
+        assert row.status == "failed", row

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import pytest_agenteval
+from pytest_agenteval.model.results import RuleRow
 from pytest_agenteval.rules import REGISTRY, RuleOutcome, TurnView
-from pytest_agenteval.rules.evaluate import bind, combine
+from pytest_agenteval.rules.evaluate import RuleCrash, bind, combine
 
 BUILTINS = ["intent_code", "json_schema", "keyword_match", "max_chars", "max_sentences",
             "regex", "response_time"]
@@ -246,11 +249,11 @@ def test_bind_validates() -> None:
     with pytest.raises(ValueError, match=r"params\.n"):
         bind("max_chars", {"n": "many"}, "R1")
     bound = bind("max_chars", {"n": 2}, "BR-9", weight=2.0, veto=True, origin="ledger")
-    row = bound.run(TurnView(input="", reply="一二三"))
-    assert row == {"rule_id": "BR-9", "type": "max_chars", "status": "failed",
-                   "reason": "3 characters (max 2)", "evidence": "一二三",
-                   "score": pytest.approx(2 / 3), "weight": 2.0, "veto": True,
-                   "layer": "L1", "origin": "ledger"}
+    row = bound.evaluate(TurnView(input="", reply="一二三"))
+    assert row.model_dump() == {"rule_id": "BR-9", "type": "max_chars", "status": "failed",
+                                "reason": "3 characters (max 2)", "evidence": "一二三",
+                                "score": pytest.approx(2 / 3), "weight": 2.0, "veto": True,
+                                "layer": "L1", "origin": "ledger"}
 
 
 class Polite(pytest_agenteval.Params):
@@ -260,7 +263,7 @@ class Polite(pytest_agenteval.Params):
 @pytest.fixture
 def custom_rules() -> Iterator[None]:
     yield
-    for name in ("t_uses_polite_form", "t_crashes"):
+    for name in ("t_uses_polite_form", "t_crashes", "t_async"):
         REGISTRY._types.pop(name, None)  # no public unregister; keep the registry clean
 
 
@@ -278,21 +281,59 @@ def test_custom_rule_registered_with_decorator() -> None:
 
 
 @pytest.mark.usefixtures("custom_rules")
-def test_rule_that_raises_gives_a_failed_row() -> None:
+def test_rule_that_raises_gives_an_error_row_with_the_users_traceback() -> None:
     @pytest_agenteval.rule("t_crashes")
     def crashes(p: pytest_agenteval.NoParams, turn: TurnView) -> RuleOutcome:
         raise ZeroDivisionError("boom")
 
-    row = bind("t_crashes", {}, "X-1").run(TurnView(input="a", reply="b"))
-    assert row["status"] == "failed"
-    assert row["reason"] == "rule type 't_crashes' raised ZeroDivisionError: boom"
-    assert (row["rule_id"], row["type"], row["score"]) == ("X-1", "t_crashes", 0.0)
+    crash = asyncio.run(bind("t_crashes", {}, "X-1").aevaluate(TurnView(input="a", reply="b")))
+    assert isinstance(crash, RuleCrash)
+    row = crash.row
+    assert (row.rule_id, row.type, row.status, row.score) == ("X-1", "t_crashes", "error", None)
+    assert row.reason.startswith("rule type 't_crashes' raised ZeroDivisionError: boom at ")
+    assert row.reason.endswith(f"test_rules_builtin.py:{_line_of('raise ZeroDivisionError')}")
+    assert 'raise ZeroDivisionError("boom")' in crash.traceback
+    assert "evaluate.py" not in crash.traceback and "_registry.py" not in crash.traceback
+    # outside the engine (ledger examples) the exception propagates, for pytest to show
+    with pytest.raises(ZeroDivisionError):
+        bind("t_crashes", {}, "X-1").evaluate(TurnView(input="a", reply="b"))
 
 
-def _row(status: str, score: float | None = None, weight: float = 1.0) -> dict[str, Any]:
+@pytest.mark.usefixtures("custom_rules")
+def test_an_async_rule_type_is_awaited() -> None:
+    @pytest_agenteval.rule("t_async")
+    async def slow(p: pytest_agenteval.NoParams, turn: TurnView) -> RuleOutcome:
+        await asyncio.sleep(0)
+        return RuleOutcome.decide("您" in turn.reply, "polite form")
+
+    bound = bind("t_async", {}, "A-1")
+    assert bound.rule_type.is_async
+    row = asyncio.run(bound.aevaluate(TurnView(input="a", reply="您好")))
+    assert isinstance(row, RuleRow) and row.status == "passed"
+    assert bound.evaluate(TurnView(input="a", reply="你好")).status == "failed"
+
+
+@pytest.mark.usefixtures("custom_rules")
+def test_a_rule_type_that_returns_no_outcome_is_a_crash() -> None:
+    @pytest_agenteval.rule("t_crashes")
+    def sloppy(p: pytest_agenteval.NoParams, turn: TurnView) -> RuleOutcome:
+        return True  # type: ignore[return-value]
+
+    crash = asyncio.run(bind("t_crashes", {}, "X-1").aevaluate(TurnView(input="a", reply="b")))
+    assert isinstance(crash, RuleCrash)
+    assert "returned bool, not a RuleOutcome" in crash.row.reason
+
+
+def _line_of(text: str) -> int:
+    lines = Path(__file__).read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line and "_line_of" not in line)
+
+
+def _row(status: str, score: float | None = None, weight: float = 1.0) -> RuleRow:
     if score is None and status != "not_applicable":
         score = 1.0 if status == "passed" else 0.0
-    return {"status": status, "score": score, "weight": weight}
+    return RuleRow(rule_id="R", type="t", status=status, score=score,  # type: ignore[arg-type]
+                   weight=weight)
 
 
 def test_combine_all() -> None:

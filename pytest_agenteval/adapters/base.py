@@ -9,7 +9,10 @@ raises :class:`AgentError` with a kind from SPEC 7 (``timeout``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from ..model.results import AgentError as ErrorRecord
 
 __all__ = ["Adapter", "AgentError", "AgentReply", "ErrorKind", "Retrying", "TurnRequest",
            "retryable"]
@@ -53,13 +56,26 @@ class AgentReply:
 
 
 class AgentError(Exception):
-    """The agent could not be asked or did not answer usably."""
+    """The agent could not be asked or did not answer usably.
 
-    def __init__(self, kind: ErrorKind, detail: str, status_code: int | None = None) -> None:
+    ``traceback`` keeps the text of the user's traceback when the agent is the
+    user's own code (a ``python`` callable that raised).
+    """
+
+    def __init__(self, kind: ErrorKind, detail: str, status_code: int | None = None,
+                 traceback: str | None = None) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind: ErrorKind = kind
         self.detail = detail
         self.status_code = status_code
+        self.traceback = traceback
+
+    def record(self) -> ErrorRecord:
+        """This error as the result records it."""
+        from ..model.results import AgentError as ErrorRecord
+
+        return ErrorRecord(kind=self.kind, detail=self.detail, status_code=self.status_code,
+                           traceback=self.traceback)
 
 
 class Adapter(Protocol):

@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import queue
 import sys
+import threading
+import traceback
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ..model.config import PythonTarget
 from .base import AgentError, AgentReply, TurnRequest, scalar_code
 
-__all__ = ["PythonAdapter", "import_callable"]
+__all__ = ["ElasticPool", "PythonAdapter", "import_callable"]
 
 
 def import_callable(spec: str, rootdir: Path) -> Callable[..., Any]:
@@ -33,32 +35,101 @@ def import_callable(spec: str, rootdir: Path) -> Callable[..., Any]:
     return fn  # type: ignore[no-any-return]
 
 
+class ElasticPool:
+    """Threads for a sync callable: a call never waits for a thread.
+
+    A fixed pool would let one call that hangs past its timeout keep its thread,
+    so the next calls would queue behind it and time out too, with the time they
+    queued counted as their latency. Here an idle thread takes the call, or a new
+    one is started; a thread that stays idle for ``idle_s`` ends.
+    """
+
+    def __init__(self, name: str = "agenteval-py", idle_s: float = 30.0) -> None:
+        self.name = name
+        self.idle_s = idle_s
+        self._work: queue.SimpleQueue[tuple[Callable[[], Any], Callable[..., None]] | None] = (
+            queue.SimpleQueue())
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._closed = False
+
+    def run(self, fn: Callable[[], Any], done: Callable[..., None]) -> None:
+        """Call ``fn()`` in a thread; then ``done(result, None)`` or ``done(None, exc)``."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the pool is closed")
+            if self._idle:
+                self._idle -= 1
+            else:
+                threading.Thread(target=self._worker, name=self.name, daemon=True).start()
+        self._work.put((fn, done))
+
+    def _worker(self) -> None:
+        while True:
+            try:
+                job = self._work.get(timeout=self.idle_s)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle and self._work.empty():
+                        self._idle -= 1
+                        return
+                continue
+            if job is None:
+                return
+            fn, done = job
+            try:
+                result = fn()
+            except BaseException as exc:  # the callable's SystemExit too: it ends a call
+                done(None, exc)
+            else:
+                done(result, None)
+            with self._lock:
+                self._idle += 1
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, 0
+        for _ in range(idle):
+            self._work.put(None)
+
+
 class PythonAdapter:
     """Calls the function once per turn with one dict (SPEC 5)."""
 
     def __init__(self, target: PythonTarget, fn: Callable[..., Any], limits: int = 32) -> None:
         self.target = target
         self.fn = fn
-        # a sync callable gets threads of its own, as many as conversations may be in
-        # flight (asyncio's default pool has min(32, cpus + 4): it would queue them)
-        self._pool: ThreadPoolExecutor | None = None
-        if not inspect.iscoroutinefunction(fn):
-            self._pool = ThreadPoolExecutor(max_workers=limits, thread_name_prefix="agenteval-py")
+        self._async = inspect.iscoroutinefunction(fn)
+        self._pool = None if self._async else ElasticPool()
 
     async def send(self, request: TurnRequest) -> AgentReply:
         payload = request.names()
         try:
             async with asyncio.timeout(self.target.timeout_s):
-                if inspect.iscoroutinefunction(self.fn):
+                if self._async:
                     result = await self.fn(payload)
                 else:
-                    loop = asyncio.get_running_loop()
-                    result = await loop.run_in_executor(self._pool, self.fn, payload)
+                    result = await self._in_thread(payload)
         except TimeoutError:
             raise AgentError("timeout", f"no reply within {self.target.timeout_s:g} s") from None
-        except Exception as exc:
-            raise AgentError("connection", f"{type(exc).__name__}: {exc}") from None
+        except BaseException as exc:  # the user's code: keep its traceback in the record
+            if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+                raise
+            raise AgentError("connection", f"{type(exc).__name__}: {exc}",
+                             traceback=_user_traceback(exc)) from exc
         return self._normalise(result)
+
+    async def _in_thread(self, payload: dict[str, Any]) -> Any:
+        assert self._pool is not None
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+
+        def done(result: Any, exc: BaseException | None) -> None:
+            loop.call_soon_threadsafe(_settle, future, result, exc)
+
+        self._pool.run(lambda: self.fn(payload), done)
+        return await future
 
     def _normalise(self, result: Any) -> AgentReply:
         if not isinstance(result, dict) or not isinstance(result.get("output"), str):
@@ -76,4 +147,23 @@ class PythonAdapter:
 
     async def aclose(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.close()
+
+
+def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    if future.done():  # timed out and cancelled: the late result goes nowhere
+        return
+    if exc is not None:
+        future.set_exception(exc if isinstance(exc, Exception) else RuntimeError(
+            f"the callable raised {type(exc).__name__}: {exc}"))
+    else:
+        future.set_result(result)
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback of the user's callable, without this module's frames."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb))
+

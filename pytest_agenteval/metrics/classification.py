@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..model.results import ItemResult
 
 __all__ = ["UNKNOWN", "intent_metrics", "intent_pairs"]
 
@@ -19,21 +22,18 @@ __all__ = ["UNKNOWN", "intent_metrics", "intent_pairs"]
 UNKNOWN = "UNKNOWN"
 
 
-def intent_pairs(cases: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
+def intent_pairs(items: Iterable[ItemResult]) -> list[tuple[str, str]]:
     """``(expected, predicted)`` of every turn where L2 was evaluated with an expectation.
 
-    A case contributes its ``intent``; a scenario each of its ``turns[].intent``.
-    Turns without an expected label or without a prediction (the API returned
-    no intent, or the agent did not answer) are left out.
+    Every turn of every item counts (a case is one turn). Turns without an
+    expected label or without a prediction (the API returned no intent, or the
+    agent did not answer) are left out, and so are turns whose verdict is
+    ``error`` (a rule type raised: the turn is outside the business metrics).
     """
-    pairs: list[tuple[str, str]] = []
-    for case in cases:
-        intents = [t.get("intent") for t in case.get("turns") or []] or [case.get("intent")]
-        for intent in intents:
-            if intent and intent.get("expected") is not None \
-                    and intent.get("predicted") is not None:
-                pairs.append((str(intent["expected"]), str(intent["predicted"])))
-    return pairs
+    return [(turn.intent.expected, turn.intent.predicted)
+            for item in items for turn in item.turns
+            if turn.status != "error" and turn.intent.expected is not None
+            and turn.intent.predicted is not None]
 
 
 def _scored_labels(pairs: Sequence[tuple[str, str]], taxonomy: Sequence[str]) -> list[str]:

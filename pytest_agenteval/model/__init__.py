@@ -49,10 +49,9 @@ def _data_path(doc_data: Any, loc: Sequence[str | int]) -> _Loc:
         elif isinstance(part, str) and not isinstance(node, dict | list):
             continue
         elif isinstance(node, dict) and isinstance(part, str):
-            # a missing/extra key, or a union tag such as "http"
-            if part in ("http", "python", "openai_chat", "builtin", "function-after"):
+            if part.startswith("function-"):  # pydantic's validator segment, not a key
                 continue
-            path.append(part)
+            path.append(part)  # a missing or extra key
             node = None
     return tuple(path)
 

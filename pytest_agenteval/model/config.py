@@ -1,9 +1,16 @@
-"""The project configuration, ``agenteval.yaml`` (SPEC 4b and 5)."""
+"""The project configuration, ``agenteval.yaml`` (SPEC 4b and 5).
+
+``target:`` is validated in a second step, against the options model of the
+adapter kind it names (see :mod:`pytest_agenteval.adapters._registry`), so a
+``conftest.py`` can add an adapter kind with options of its own.
+"""
 
 from __future__ import annotations
 
+import os
 import re
-from typing import Annotated, Any, Literal
+from pathlib import Path
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -15,9 +22,11 @@ __all__ = [
     "JudgeConfig",
     "OpenAIChatTarget",
     "PathsConfig",
+    "PreflightError",
     "PrivacyConfig",
     "PythonTarget",
-    "Target",
+    "TargetOptions",
+    "strip_credentials",
 ]
 
 #: Names a request template may use (``extra.<key>`` too).
@@ -56,14 +65,53 @@ DEFAULT_TEMPLATE: dict[str, Any] = {
 }
 
 
-class _TargetBase(Strict):
+class PreflightError(ValueError):
+    """A target that cannot work: ``field`` names the option of ``target:`` to fix."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def strip_credentials(url: str) -> str:
+    """``url`` without user:password@ and without its query string."""
+    url = re.sub(r"//[^/@]*@", "//", url)
+    return url.split("?", 1)[0]
+
+
+class TargetOptions(Strict):
+    """Options every adapter takes (``target:`` in agenteval.yaml); subclass to add your own."""
+
+    adapter: str
     timeout_s: float = Field(default=30.0, gt=0)
     concurrency: int = Field(default=32, ge=1, le=4096)
     retries: int = Field(default=0, ge=0, le=10)
     retry_backoff_s: float = Field(default=0.5, ge=0, le=60)
 
+    #: the adapter's own client retries (the engine then adds no retry of its own)
+    retries_in_client: ClassVar[bool] = False
+    #: ``--agenteval-target URL`` can point this target elsewhere (see :meth:`with_url`)
+    takes_url: ClassVar[bool] = False
 
-class HttpTarget(_TargetBase):
+    def describe(self) -> dict[str, Any]:
+        """The target as the run record shows it: never headers, keys or credentials."""
+        return {"adapter": self.adapter, "concurrency": self.concurrency,
+                "timeout_s": self.timeout_s, "retries": self.retries}
+
+    def with_url(self, url: str) -> TargetOptions:
+        """This target pointed at ``url`` (``--agenteval-target``; needs :attr:`takes_url`)."""
+        raise NotImplementedError
+
+    def preflight(self, rootdir: Path) -> None:
+        """Check, before any agent call, what would make every call fail.
+
+        Raises:
+            PreflightError: naming the option to fix.
+        """
+
+
+class HttpTarget(TargetOptions):
     """An agent behind an HTTP JSON API."""
 
     adapter: Literal["http"]
@@ -101,8 +149,16 @@ class HttpTarget(_TargetBase):
                     f"history_item may use {{role}} and {{content}} only, not {{{name}}}")
         return v
 
+    takes_url: ClassVar[bool] = True
 
-class PythonTarget(_TargetBase):
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "url": strip_credentials(self.url)}
+
+    def with_url(self, url: str) -> HttpTarget:
+        return HttpTarget.model_validate({**self.model_dump(), "url": url})
+
+
+class PythonTarget(TargetOptions):
     """A Python callable ``package.module:function`` (sync or async)."""
 
     adapter: Literal["python"]
@@ -115,8 +171,19 @@ class PythonTarget(_TargetBase):
             raise ValueError("write the callable as package.module:function")
         return v
 
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "callable": self.callable}
 
-class OpenAIChatTarget(_TargetBase):
+    def preflight(self, rootdir: Path) -> None:
+        from ..adapters.python import import_callable
+
+        try:
+            import_callable(self.callable, rootdir)
+        except ValueError as exc:
+            raise PreflightError("callable", str(exc)) from exc
+
+
+class OpenAIChatTarget(TargetOptions):
     """A model behind an OpenAI-compatible chat endpoint plus a system prompt."""
 
     adapter: Literal["openai_chat"]
@@ -127,18 +194,30 @@ class OpenAIChatTarget(_TargetBase):
     temperature: float | None = Field(default=0.0, ge=0, le=2)
     max_tokens: int | None = Field(default=None, ge=1)
 
+    retries_in_client: ClassVar[bool] = True
 
-class BuiltinTarget(_TargetBase):
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "model": self.model,
+                "base_url": strip_credentials(self.base_url or "")}
+
+    def preflight(self, rootdir: Path) -> None:
+        if not os.environ.get(self.api_key_env):
+            raise PreflightError("api_key_env", f"environment variable {self.api_key_env} is "
+                                 "not set; export it (any non-empty value for a local server)")
+
+
+class BuiltinTarget(TargetOptions):
     """The reference agent shipped with the package, started on a loopback port."""
 
     adapter: Literal["builtin"]
     latency_ms: float = Field(default=0.0, ge=0, le=60_000)
 
+    takes_url: ClassVar[bool] = True
 
-Target = Annotated[
-    HttpTarget | PythonTarget | OpenAIChatTarget | BuiltinTarget,
-    Field(discriminator="adapter"),
-]
+    def with_url(self, url: str) -> HttpTarget:
+        from ..adapters.builtin import builtin_http_target
+
+        return builtin_http_target(url, self)
 
 
 class JudgeConfig(Strict):
@@ -167,7 +246,8 @@ class PrivacyConfig(Strict):
 
 
 class AgentEvalConfig(Strict):
-    target: Target = Field(default_factory=lambda: BuiltinTarget(adapter="builtin"))
+    #: validated against the options of the adapter kind it names (see LoadedConfig.target)
+    target: dict[str, Any] = Field(default_factory=lambda: {"adapter": "builtin"})
     judge: JudgeConfig | None = None
     paths: PathsConfig = Field(default_factory=PathsConfig)
     language: Literal["zh", "en"] = "zh"

@@ -1,24 +1,25 @@
-"""The release gate, ``rules/gates.yaml`` (SPEC 4), decided before any run."""
+"""The release gate: ``rules/gates.yaml`` (SPEC 4), decided before any run, and its result."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["METRICS", "PER_LABEL", "GateMetric", "GatesFile"]
+__all__ = ["GateCheck", "GateMetric", "GateResult", "GatesFile", "RedLineCheck"]
 
-#: gate metric names → where their value is in the run's metrics
-PER_LABEL = frozenset({"precision", "recall", "f1", "support"})
-METRICS = frozenset({
-    *PER_LABEL, "macro_f1", "micro_f1", "accuracy",
-    "hard_rule_pass_rate", "success_rate", "pass_rate",
-    "judge_availability", "judge_mean", "judge_review_rate", "fact_risk_rate",
-    "knowledge_coverage", "pair_consistency", "safety_pass_rate",
-    "agent_error_rate", "latency_p50_ms", "latency_p95_ms", "pass_hat_k", "repeat_consistency",
-})
+GateVerdict = Literal["PASS", "PASS_WITH_RISK", "BLOCK", "EXPLORATORY", "NOT_CONFIGURED"]
 
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _known_metrics() -> dict[str, str | None]:
+    """Gate metric names of the registered metric families → the qualifier each needs."""
+    from ..metrics._family import gate_values
+
+    return {name: gv.needs for name, gv in gate_values().items()}
 
 
 class GateMetric(Strict):
@@ -32,13 +33,16 @@ class GateMetric(Strict):
 
     @model_validator(mode="after")
     def _sane(self) -> GateMetric:
-        if self.metric not in METRICS:
-            raise ValueError(f"unknown metric {self.metric!r}; known: {', '.join(sorted(METRICS))}")
-        if (self.metric in PER_LABEL) != (self.label is not None):
+        known = _known_metrics()
+        if self.metric not in known:
+            raise ValueError(f"unknown metric {self.metric!r}; known: {', '.join(sorted(known))}")
+        needs = known[self.metric]
+        if (needs == "label") != (self.label is not None):
             raise ValueError(f"{self.metric!r} " + ("needs a 'label'" if self.label is None
                                                     else "takes no 'label'"))
-        if (self.metric == "pass_hat_k") != (self.k is not None):
-            raise ValueError("'k' goes with metric pass_hat_k (and only with it)")
+        if (needs == "k") != (self.k is not None):
+            with_k = ", ".join(sorted(n for n, q in known.items() if q == "k"))
+            raise ValueError(f"'k' goes with metric {with_k} (and only with it)")
         if self.min is None and self.max is None:
             raise ValueError("give 'min' or 'max'")
         return self
@@ -54,3 +58,32 @@ class GatesFile(Strict):
     red_lines: list[str] = Field(default_factory=list)
     metrics: list[GateMetric] = Field(default_factory=list)
     formal_requires_reviewed: bool = True
+
+
+class GateCheck(BaseModel):
+    """One metric bound of the gate and how the run did on it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    check: str
+    status: Literal["passed", "failed", "not_evaluated"]
+    value: float | None
+    bound: str
+    reason: str
+
+
+class RedLineCheck(GateCheck):
+    """One red line: failed when any item failed that rule even once."""
+
+    items: list[str]
+
+
+class GateResult(BaseModel):
+    """The release gate's decision with its reasons (SPEC 4, ``gate`` in results.json)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    result: GateVerdict
+    reasons: list[str]
+    checks: list[RedLineCheck | GateCheck] = Field(default_factory=list)
+    source: str | None = None

@@ -1,9 +1,10 @@
 """The run record: ``results.jsonl`` as items finish, ``results.json`` at the end (SPEC 7).
 
-Only the controller (or the single process) writes. Every record is a JSON
-value received with pytest's own reports, so the record is the same with and
-without xdist. The lines file is flushed per item, so an interrupted run keeps
-every item that finished.
+Only the controller (or the single process) writes. Every record is made by
+:func:`case_record` from an :class:`~.model.results.ItemResult` received with
+pytest's own reports, so the record is the same with and without xdist. The
+lines file is flushed per item, so an interrupted run keeps every item that
+finished.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ import platform
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-__all__ = ["RunRecorder", "dataset_fingerprint"]
+if TYPE_CHECKING:
+    from ..model.results import ItemResult
+
+__all__ = ["RunRecorder", "case_record", "dataset_fingerprint", "file_sha256"]
 
 _VERSIONED = ("pytest-agenteval", "pytest", "pytest-xdist", "pytest-html", "aiohttp", "httpx",
               "pydantic", "openai", "PyYAML")
@@ -50,6 +54,62 @@ def dataset_fingerprint(rootdir: Path, files: list[str]) -> dict[str, Any]:
         entries.append({"path": name, "sha256": digest})
         total.update(f"{name}\0{digest}\n".encode())
     return {"files": entries, "sha256": total.hexdigest() if entries else None}
+
+
+def case_record(item: ItemResult) -> dict[str, Any]:
+    """The ``cases[]`` record of SPEC 7: the item with ``turns[]``, a case's fields also flat.
+
+    A case keeps its one turn's ``rules``, ``intent``, ``rule_logic``,
+    ``failure_reasons``, ``request`` and ``response`` at the top level; a
+    scenario lists every turn's rule rows (each with its ``turn``) and its
+    failure reasons (``turn N: …``). ``trial`` and ``trials`` appear only with
+    ``--agenteval-repeat``.
+    """
+    data = item.model_dump(mode="json")
+    turns: list[dict[str, Any]] = data.pop("turns")
+    record: dict[str, Any] = {key: data[key] for key in _HEAD}
+    record.update(
+        behavior=item.behavior,
+        error=next((t["error"] for t in turns if t["error"]), None),
+        latency_ms=round(sum(t["latency_ms"] for t in turns), 3),
+        turn_latency_ms=[t["latency_ms"] for t in turns],
+        judge=data["judge"],
+        task=data["task"],
+    )
+    if item.kind == "case":
+        record.update(_case_fields(turns[0], data["history"]), turns=turns)
+    else:
+        record.update(
+            rules=[{**row, "turn": t["index"]} for t in turns for row in t["rules"]],
+            intent=None,
+            failure_reasons=item.failure_reasons,
+            history=data["history"],
+            turns=turns,
+            turns_planned=item.turns_planned,
+        )
+    record.update(nodeid=data["nodeid"], file=data["file"], line=data["line"])
+    if item.trial is not None:
+        record.update(trial=item.trial, trials=item.trials)
+    return record
+
+
+_HEAD = ("id", "kind", "status", "title", "priority", "test_family", "challenge", "source",
+         "review_status", "tags", "pair", "behaviors", "judge_enabled", "outcome")
+
+
+def _case_fields(turn: dict[str, Any], history: list[dict[str, Any]]) -> dict[str, Any]:
+    intent = turn["intent"]
+    return {
+        "rules": turn["rules"],
+        "intent": intent,
+        "rule_logic": turn["rule_logic"],
+        "failure_reasons": turn["failure_reasons"],
+        "request": {"input": turn["input"], "history": history,
+                    "knowledge": turn["knowledge"], "extra": turn["extra"]},
+        "response": {"output": turn["reply"], "intent_code": intent["code_returned"],
+                     "intent_name": intent["name_returned"],
+                     "conversation_id": turn["conversation_id"]},
+    }
 
 
 def _now() -> str:

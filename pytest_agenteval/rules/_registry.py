@@ -5,11 +5,19 @@ under a name with a pydantic model of its params; the params of every rule
 instance are validated when the case file is collected, so a typo fails
 collection with its line instead of misjudging a run. Users register their
 own types in ``conftest.py`` with :func:`rule`.
+
+A check may be ``async def`` (a rule that asks a model, a moderation or an
+embedding endpoint): it is awaited on the engine's event loop, so other
+conversations go on while it waits. Sync checks are called directly; they
+must be quick and must not block (wrap blocking I/O in ``asyncio.to_thread``
+inside an async check).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -29,7 +37,7 @@ __all__ = [
 
 RuleStatus = Literal["passed", "failed", "not_applicable"]
 P = TypeVar("P", bound=BaseModel)
-F = TypeVar("F", bound=Callable[..., "RuleOutcome"])
+F = TypeVar("F", bound=Callable[..., "RuleOutcome | Awaitable[RuleOutcome]"])
 
 
 class Params(BaseModel):
@@ -91,8 +99,26 @@ class RuleType(Generic[P]):
 
     name: str
     params: type[P]
-    check: Callable[[P, TurnView], RuleOutcome]
+    check: Callable[[P, TurnView], RuleOutcome | Awaitable[RuleOutcome]]
     doc: str = ""
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.check)
+
+    async def aevaluate(self, params: P, turn: TurnView) -> RuleOutcome:
+        """Run the check on the event loop (awaited when it is async)."""
+        outcome = self.check(params, turn)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        return _checked(self.name, outcome)
+
+    def evaluate(self, params: P, turn: TurnView) -> RuleOutcome:
+        """Run the check outside an event loop (ledger examples, tests)."""
+        outcome = self.check(params, turn)
+        if inspect.isawaitable(outcome):
+            outcome = asyncio.run(_awaited(outcome))
+        return _checked(self.name, outcome)
 
     def parse(self, raw: dict[str, Any]) -> P:
         """Validate params; raise ``ValueError`` naming the param and the fix."""
@@ -109,6 +135,17 @@ class RuleType(Generic[P]):
             known = known or "none"
             raise ValueError(f"rule type {self.name!r}: {'; '.join(parts)} "
                              f"(its params: {known})") from None
+
+
+async def _awaited(value: Awaitable[RuleOutcome]) -> RuleOutcome:
+    return await value
+
+
+def _checked(name: str, outcome: object) -> RuleOutcome:
+    if not isinstance(outcome, RuleOutcome):
+        raise TypeError(f"rule type {name!r} returned {type(outcome).__name__}, "
+                        "not a RuleOutcome")
+    return outcome
 
 
 class Registry:
@@ -150,6 +187,8 @@ REGISTRY = Registry()
 
 def rule(name: str, params: type[BaseModel] = NoParams) -> Callable[[F], F]:
     """Register ``check(params, turn) -> RuleOutcome`` as rule type ``name``.
+
+    ``check`` may be ``async def``; it is then awaited on the engine's event loop.
 
     Example (in ``conftest.py``)::
 

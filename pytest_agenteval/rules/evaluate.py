@@ -1,16 +1,29 @@
-"""Bound rule instances and how explicit rules combine (``rule_logic``)."""
+"""Bound rule instances, their rows, and how explicit rules combine (``rule_logic``)."""
 
 from __future__ import annotations
 
+import os
+import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from ..model.results import RuleLogicResult, RuleRow
+from . import _registry
 from ._registry import REGISTRY, RuleOutcome, RuleType, TurnView
 from ._text import normalize
 
-__all__ = ["BoundRule", "Combined", "bind", "combine"]
+__all__ = ["BoundRule", "RuleCrash", "bind", "combine"]
+
+
+@dataclass(frozen=True)
+class RuleCrash:
+    """A rule type raised: the row that says so, and the user's traceback."""
+
+    row: RuleRow
+    traceback: str
 
 
 @dataclass(frozen=True)
@@ -25,25 +38,48 @@ class BoundRule:
     layer: str = "L1"
     origin: Literal["case", "ledger"] = "case"
 
-    def run(self, turn: TurnView) -> dict[str, Any]:
-        """Evaluate on ``turn``; a crashing rule is a failed row naming the crash."""
+    def row(self, outcome: RuleOutcome, turn: TurnView) -> RuleRow:
+        """The row of ``outcome`` on ``turn``, evidence quoted as the agent wrote it."""
+        return RuleRow(rule_id=self.rule_id, type=self.rule_type.name, status=outcome.status,
+                       reason=outcome.reason, evidence=as_written(outcome.evidence, turn.reply),
+                       score=outcome.score, weight=self.weight, veto=self.veto,
+                       layer=self.layer, origin=self.origin)
+
+    def crash(self, exc: BaseException) -> RuleCrash:
+        """A row of status ``error`` naming the exception and where the user's code raised it."""
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" at {_short(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+        reason = f"rule type {self.rule_type.name!r} raised {type(exc).__name__}: {exc}{where}"
+        row = RuleRow(rule_id=self.rule_id, type=self.rule_type.name, status="error",
+                      reason=reason, score=None, weight=self.weight, veto=self.veto,
+                      layer=self.layer, origin=self.origin)
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename in _OWN_FILES:
+            tb = tb.tb_next  # drop the plugin's frames: the user's traceback remains
+        return RuleCrash(row, "".join(traceback.format_exception(type(exc), exc, tb)))
+
+    async def aevaluate(self, turn: TurnView) -> RuleRow | RuleCrash:
+        """Evaluate on the event loop; a rule type that raises gives a :class:`RuleCrash`."""
         try:
-            outcome = self.rule_type.check(self.params, turn)
+            outcome = await self.rule_type.aevaluate(self.params, turn)
         except Exception as exc:  # a user's rule type must not take the run down
-            outcome = RuleOutcome.failed(f"rule type {self.rule_type.name!r} raised "
-                                         f"{type(exc).__name__}: {exc}")
-        return {
-            "rule_id": self.rule_id,
-            "type": self.rule_type.name,
-            "status": outcome.status,
-            "reason": outcome.reason,
-            "evidence": as_written(outcome.evidence, turn.reply),
-            "score": outcome.score,
-            "weight": self.weight,
-            "veto": self.veto,
-            "layer": self.layer,
-            "origin": self.origin,
-        }
+            return self.crash(exc)
+        return self.row(outcome, turn)
+
+    def evaluate(self, turn: TurnView) -> RuleRow:
+        """Evaluate outside an event loop; exceptions propagate (ledger examples show them)."""
+        return self.row(self.rule_type.evaluate(self.params, turn), turn)
+
+
+_OWN_FILES = frozenset({__file__, _registry.__file__})
+
+
+def _short(filename: str) -> str:
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:  # another drive (Windows)
+        return filename
+    return filename if rel.startswith("..") else rel
 
 
 def as_written(evidence: str, reply: str) -> str:
@@ -65,28 +101,24 @@ def bind(rule_type: str, params: dict[str, Any], rule_id: str, weight: float = 1
     return BoundRule(rule_id, rt, rt.parse(params), weight, veto, origin=origin)
 
 
-@dataclass(frozen=True)
-class Combined:
-    passed: bool
-    score: float | None
-    reason: str
-
-
-def combine(rows: list[dict[str, Any]], logic: str, threshold: float) -> Combined:
+def combine(rows: Sequence[RuleRow], logic: Literal["all", "any", "weighted"],
+            threshold: float) -> RuleLogicResult:
     """Combine explicit rule rows; not-applicable rows take no part."""
-    live = [r for r in rows if r["status"] != "not_applicable"]
+    live = [r for r in rows if r.status != "not_applicable"]
     if not live:
-        return Combined(True, None, "no applicable explicit rule")
-    passed = [r for r in live if r["status"] == "passed"]
+        return RuleLogicResult(logic=logic, passed=True, score=None,
+                               reason="no applicable explicit rule")
+    passed = [r for r in live if r.status == "passed"]
     if logic == "any":
-        return Combined(bool(passed), len(passed) / len(live),
-                        f"any: {len(passed)} of {len(live)} rules passed")
+        return RuleLogicResult(logic=logic, passed=bool(passed), score=len(passed) / len(live),
+                               reason=f"any: {len(passed)} of {len(live)} rules passed")
     if logic == "weighted":
-        total = sum(r["weight"] for r in live)
-        got = sum(r["weight"] * (r["score"] if r["score"] is not None else
-                                 float(r["status"] == "passed")) for r in live)
+        total = sum(r.weight for r in live)
+        got = sum(r.weight * (r.score if r.score is not None else float(r.status == "passed"))
+                  for r in live)
         score = got / total if total else 0.0
-        return Combined(score >= threshold, score,
-                        f"weighted score {score:.2f} (threshold {threshold:g})")
-    return Combined(len(passed) == len(live), len(passed) / len(live),
-                    f"all: {len(passed)} of {len(live)} rules passed")
+        return RuleLogicResult(logic=logic, passed=score >= threshold, score=score,
+                               reason=f"weighted score {score:.2f} (threshold {threshold:g})")
+    return RuleLogicResult(logic=logic, passed=len(passed) == len(live),
+                           score=len(passed) / len(live),
+                           reason=f"all: {len(passed)} of {len(live)} rules passed")

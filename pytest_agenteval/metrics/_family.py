@@ -1,0 +1,210 @@
+"""The metric-family protocol and its registry.
+
+A family computes one group of metrics (SPEC 6) from the run's item results
+into a pydantic model, names the values a release gate may bound, and writes
+its lines of the terminal summary. ``results.json`` holds every registered
+family under its ``key``; a new family is one module with one registered
+class::
+
+    class Latency(Family[LatencyModel]):
+        key = "latency"
+        model = LatencyModel
+        gate = (GateValue("latency_p99_ms", lambda m, g: m.p99),)
+
+        def compute(self, run: RunData) -> LatencyModel: ...
+
+    register(Latency())
+
+Words used by the families: an item is *evaluated* when its status is not
+``error``; it *passed* when its status is ``passed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from .rates import rate_by_case
+
+if TYPE_CHECKING:
+    from ..model.gates import GateMetric
+    from ..model.results import ItemResult, TurnResult
+
+__all__ = [
+    "FAMILIES",
+    "Family",
+    "GateValue",
+    "PassRate",
+    "Rate",
+    "RunData",
+    "RunMetrics",
+    "Wilson",
+    "evaluated",
+    "number",
+    "pass_rate",
+    "pct",
+    "rate",
+    "register",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class MetricModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Wilson(MetricModel):
+    """A share in 0..1 with its 95% Wilson interval; ``None`` when ``n`` is 0."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+class Rate(Wilson):
+    """A share with a 95% interval, clustered by case when a case counts more than once."""
+
+    clusters: int
+    n_eff: float | None
+    method: Literal["wilson", "clustered"]
+
+
+class PassRate(Rate):
+    """``passed / evaluated`` items, with the item and error counts."""
+
+    items: int
+    errors: int
+
+
+def pct(value: Wilson | float | None) -> str:
+    """A share as a percentage, with its interval when it has one; "not evaluated" for None."""
+    share = value.value if isinstance(value, Wilson) else value
+    if share is None:
+        return "not evaluated"
+    text = f"{share:.1%}"
+    if isinstance(value, Wilson) and value.low is not None and value.high is not None:
+        text += f" [{value.low:.0%}–{value.high:.0%}]"
+    return text
+
+
+def number(value: float | None, unit: str = "") -> str:
+    return "not evaluated" if value is None else f"{value:.0f}{unit}"
+
+
+def rate(members: Iterable[tuple[str, float]]) -> Rate:
+    """:func:`~.rates.rate_by_case` as a model."""
+    return Rate(**rate_by_case(members))
+
+
+def evaluated(items: Iterable[ItemResult]) -> list[ItemResult]:
+    return [i for i in items if i.status != "error"]
+
+
+def pass_rate(items: Sequence[ItemResult]) -> PassRate:
+    """``passed / evaluated`` with its interval, plus the item and error counts."""
+    ok = evaluated(items)
+    return PassRate(items=len(items), errors=len(items) - len(ok),
+                    **rate_by_case((i.id, float(i.status == "passed")) for i in ok))
+
+
+@dataclass(frozen=True)
+class RunData:
+    """What every family computes from: the item results and the run's context."""
+
+    items: Sequence[ItemResult]
+    labels: Sequence[str] | None = None
+    red_lines: Sequence[str] | None = None
+
+    def turns(self) -> Iterator[tuple[ItemResult, TurnResult]]:
+        for item in self.items:
+            for turn in item.turns:
+                yield item, turn
+
+
+@dataclass(frozen=True)
+class GateValue(Generic[M]):
+    """A value of a family that ``rules/gates.yaml`` may bound, by name.
+
+    ``needs`` says which qualifier the gate entry must give: a ``label`` (per-label
+    intent metrics) or ``k`` (pass^k).
+    """
+
+    name: str
+    read: Callable[[M, GateMetric], float | Wilson | None]
+    needs: Literal["label", "k"] | None = None
+
+
+class Family(Generic[M]):
+    """One family of metrics: ``compute`` to a model, gate values by name, summary lines."""
+
+    key: ClassVar[str]
+    model: ClassVar[type[BaseModel]]
+    #: position in the terminal summary (lower first)
+    order: ClassVar[int] = 100
+    gate: ClassVar[tuple[GateValue[Any], ...]] = ()
+
+    def compute(self, run: RunData) -> M:
+        raise NotImplementedError
+
+    def summary(self, value: M, metrics: RunMetrics) -> list[str]:
+        """Lines for the terminal summary (none by default)."""
+        return []
+
+
+FAMILIES: dict[str, Family[Any]] = {}
+
+
+def register(family: Family[M]) -> Family[M]:
+    """Register a family instance under its key (a later one of the same key replaces it).
+
+    The built-in families are registered first, so a user's family of the same
+    key replaces the built-in one and a new one comes after them.
+    """
+    from . import builtin  # noqa: F401  (a no-op while builtin itself is importing)
+
+    FAMILIES[family.key] = family
+    return family
+
+
+def load_families() -> dict[str, Family[Any]]:
+    """The registered families, the built-in ones first."""
+    from . import builtin  # noqa: F401  (registers the built-in families on import)
+
+    return FAMILIES
+
+
+def gate_values() -> dict[str, GateValue[Any]]:
+    """Every gate metric name of every registered family."""
+    return {gv.name: gv for fam in load_families().values() for gv in fam.gate}
+
+
+def gate_family(name: str) -> Family[Any]:
+    return next(f for f in load_families().values() if any(g.name == name for g in f.gate))
+
+
+class RunMetrics:
+    """Every family's model for one run; ``metrics[SuccessFamily]`` is typed."""
+
+    def __init__(self, values: dict[str, BaseModel]) -> None:
+        self.values = values
+
+    def __getitem__(self, family: type[Family[M]]) -> M:
+        value: M = self.values[family.key]  # type: ignore[assignment]
+        return value
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: value.model_dump(mode="json") for key, value in self.values.items()}
+
+    def gate_value(self, metric: GateMetric) -> float | None:
+        """The value a gate entry bounds (``None``: not evaluated in this run)."""
+        gv = gate_values()[metric.metric]
+        family = gate_family(metric.metric)
+        got = gv.read(self.values[family.key], metric)
+        if isinstance(got, Wilson):
+            got = got.value
+        return None if got is None else float(got)

@@ -1,0 +1,162 @@
+"""L3 judge figures and knowledge use, over judged turns (a case is one turn)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+from ..model.results import ItemResult, JudgeResult
+from ._family import Family, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
+from .summary import percentile
+
+__all__ = ["JudgeFamily", "JudgeModel", "KnowledgeFamily", "judged_turns", "scores_by_dimension"]
+
+JUDGED = ("passed", "review", "failed")
+#: ((item id, turn index), verdict)
+Unit = tuple[tuple[str, int], JudgeResult]
+
+
+def _owed(item: ItemResult, verdict: JudgeResult, status: str) -> bool:
+    """A verdict was owed: the judge is configured and on, and the agent answered."""
+    if verdict.judged:
+        return True
+    return status != "error" and item.judge_enabled and verdict.expected
+
+
+def judged_turns(items: Iterable[ItemResult]) -> list[Unit]:
+    return [((i.id, t.index), t.judge) for i in items for t in i.turns if t.judge.judged]
+
+
+def scores_by_dimension(judged: Iterable[Unit]) -> dict[str, list[tuple[tuple[str, int], int]]]:
+    by_dim: dict[str, list[tuple[tuple[str, int], int]]] = defaultdict(list)
+    for key, verdict in judged:
+        for dim, score in (verdict.scores or {}).items():
+            if score is not None:
+                by_dim[dim].append((key, score))
+    return dict(sorted(by_dim.items()))
+
+
+def mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+class DimensionMean(MetricModel):
+    mean: float | None
+    n: int
+
+
+class JudgeLatency(MetricModel):
+    n: int
+    mean: float | None
+    p50: float | None
+    p95: float | None
+
+
+class JudgeModel(MetricModel):
+    configured: bool
+    reason: str | None
+    reason_code: str | None
+    expected_turns: int
+    judged_turns: int
+    availability: Rate
+    not_evaluated_reasons: dict[str, int]
+    verdicts: dict[str, int]
+    dimensions: dict[str, DimensionMean]
+    mean: float | None
+    review_rate: Rate
+    fact_risk_rate: Rate
+    latency_ms: JudgeLatency
+
+
+def _latency(judged: Sequence[Unit]) -> JudgeLatency:
+    values = [float(v.latency_ms) for _, v in judged if v.latency_ms is not None]
+    return JudgeLatency(n=len(values), mean=mean(values), p50=percentile(values, 50),
+                        p95=percentile(values, 95))
+
+
+class JudgeFamily(Family[JudgeModel]):
+    """L3 judge figures over judged turns (a case is one turn).
+
+    - ``availability = judged / expected``: judged = verdict passed, review or failed;
+      expected = judged, or not evaluated for any reason but ``not_configured``,
+      ``disabled`` or ``agent_error`` on an answered turn of an item whose judge is
+      not switched off;
+    - ``dimensions[d].mean`` = mean of the non-null scores of dimension d over judged
+      turns; ``mean`` = mean of all non-null scores pooled;
+    - ``review_rate = review verdicts / judged``; ``fact_risk_rate = fact_risk true /
+      judged``.
+
+    With no judge configured every figure is ``None`` and ``reason`` says so.
+    """
+
+    key = "judge"
+    model = JudgeModel
+    order = 40
+    gate = (GateValue("judge_availability", lambda m, g: m.availability),
+            GateValue("judge_mean", lambda m, g: m.mean),
+            GateValue("judge_review_rate", lambda m, g: m.review_rate),
+            GateValue("fact_risk_rate", lambda m, g: m.fact_risk_rate))
+
+    def compute(self, run: RunData) -> JudgeModel:
+        owed = [(i.id, t.judge) for i, t in run.turns() if _owed(i, t.judge, t.status)]
+        missing = Counter(v.reason for _, v in owed if not v.judged)
+        judged = judged_turns(run.items)
+        scores = scores_by_dimension(judged)
+        verdicts = Counter(v.status for _, v in judged)
+        configured = any(t.judge.reason_code != "not_configured" for _, t in run.turns())
+        return JudgeModel(
+            configured=configured,
+            reason=None if configured else "no judge configured",
+            reason_code=None if configured else "not_configured",
+            expected_turns=len(owed),
+            judged_turns=len(judged),
+            availability=rate((cid, float(v.judged)) for cid, v in owed),
+            not_evaluated_reasons=dict(missing.most_common()),
+            verdicts={s: verdicts.get(s, 0) for s in JUDGED},  # type: ignore[call-overload]
+            dimensions={d: DimensionMean(mean=mean([s for _, s in v]), n=len(v))
+                        for d, v in scores.items()},
+            mean=mean([s for v in scores.values() for _, s in v]),
+            review_rate=rate((k[0], float(v.status == "review")) for k, v in judged),
+            fact_risk_rate=rate((k[0], float(bool(v.fact_risk))) for k, v in judged),
+            latency_ms=_latency(judged),
+        )
+
+    def summary(self, value: JudgeModel, metrics: RunMetrics) -> list[str]:
+        return ["judge (L3): " + (value.reason or f"mean {value.mean}, availability "
+                                  f"{pct(value.availability)}")]
+
+
+class KnowledgeModel(MetricModel):
+    rows_evaluated: int
+    required_coverage: Rate
+    faithfulness: float | None
+    faithfulness_n: int
+    fact_risk_rate: Rate
+
+
+class KnowledgeFamily(Family[KnowledgeModel]):
+    """Knowledge use.
+
+    - ``required_coverage = passed / evaluated`` rows of rule type ``knowledge_points``
+      (not_applicable rows left out), clustered by item;
+    - ``faithfulness`` = mean judge ``factual_accuracy`` score (1–5) over judged turns;
+    - ``fact_risk_rate`` = judged turns flagged ``fact_risk`` / judged turns.
+    """
+
+    key = "knowledge"
+    model = KnowledgeModel
+    gate = (GateValue("knowledge_coverage", lambda m, g: m.required_coverage),)
+
+    def compute(self, run: RunData) -> KnowledgeModel:
+        rows = [(i.id, row) for i in run.items for _, row in i.rule_rows()
+                if row.type == "knowledge_points"
+                and row.status not in ("not_applicable", "error")]
+        judged = judged_turns(run.items)
+        facts = [s for _, s in scores_by_dimension(judged).get("factual_accuracy", [])]
+        return KnowledgeModel(
+            rows_evaluated=len(rows),
+            required_coverage=rate((cid, float(row.status == "passed")) for cid, row in rows),
+            faithfulness=mean(facts),
+            faithfulness_n=len(facts),
+            fact_risk_rate=rate((k[0], float(bool(v.fact_risk))) for k, v in judged),
+        )

@@ -1,0 +1,80 @@
+"""The agent as a service: calls, errors by kind, latency; what a black box cannot show."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ._family import Family, GateValue, MetricModel, RunData, RunMetrics, number
+from .summary import percentile
+
+__all__ = ["Latency", "ServiceFamily", "ServiceModel"]
+
+NOT_MEASURED = {
+    "ttft": "the agent API is not streaming: time to first token is not observable",
+    "retrieval": "the agent is a black box: retrieval quality is not observable",
+}
+
+
+class Latency(MetricModel):
+    turns: int
+    mean: float | None
+    p50: float | None
+    p90: float | None
+    p95: float | None
+    max: float | None
+
+
+class ServiceModel(MetricModel):
+    agent_calls: int
+    agent_errors: int
+    agent_success_rate: float | None
+    agent_error_rate: float | None
+    errors_by_kind: dict[str, int]
+    latency_ms: Latency
+    not_measured: dict[str, str]
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+class ServiceFamily(Family[ServiceModel]):
+    """Agent calls (turns sent) and their errors by kind; the latency of the turns answered.
+
+    A turn whose rule type raised was answered by the agent: its error (kind
+    ``rule``) is not an agent error and is in neither count.
+    """
+
+    key = "service"
+    model = ServiceModel
+    order = 80
+    gate = (GateValue("agent_error_rate", lambda m, g: m.agent_error_rate),
+            GateValue("latency_p50_ms", lambda m, g: m.latency_ms.p50),
+            GateValue("latency_p95_ms", lambda m, g: m.latency_ms.p95))
+
+    def compute(self, run: RunData) -> ServiceModel:
+        turns = [t for _, t in run.turns()]
+        agent = [t.error for t in turns if t.error is not None and t.error.kind != "rule"]
+        errors = Counter(e.kind for e in agent)
+        answered = [t.latency_ms for t in turns if t.error is None or t.error.kind == "rule"]
+        calls = len(turns)
+        return ServiceModel(
+            agent_calls=calls,
+            agent_errors=len(agent),
+            agent_success_rate=_ratio(calls - len(agent), calls),
+            agent_error_rate=_ratio(len(agent), calls),
+            errors_by_kind=dict(sorted(errors.items())),
+            latency_ms=Latency(
+                turns=len(answered),
+                mean=sum(answered) / len(answered) if answered else None,
+                p50=percentile(answered, 50), p90=percentile(answered, 90),
+                p95=percentile(answered, 95), max=max(answered) if answered else None),
+            not_measured=dict(NOT_MEASURED),
+        )
+
+    def summary(self, value: ServiceModel, metrics: RunMetrics) -> list[str]:
+        lat = value.latency_ms
+        return [f"agent: {value.agent_calls} calls, {value.agent_errors} errors"
+                + (f" {value.errors_by_kind}" if value.errors_by_kind else "")
+                + f"; latency P50 {number(lat.p50, ' ms')} · P95 {number(lat.p95, ' ms')}"
+                f" · max {number(lat.max, ' ms')}"]

@@ -1,0 +1,220 @@
+"""The recorder: where results are gathered (the single process, or the xdist controller).
+
+It receives every item's result with pytest's own reports, writes
+``results.jsonl`` as they arrive, checks completeness against the items
+collected, and at the end computes the metrics, decides the gate, writes
+``results.json`` and prints the summary.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .model.results import Completeness, ItemResult
+
+if TYPE_CHECKING:
+    from .metrics import RunMetrics
+    from .model.gates import GateResult
+    from .project import Project
+    from .report.record import RunRecorder
+
+__all__ = ["Recorder"]
+
+
+class Recorder:
+    """Gathers results and writes the run record; one per run (never on a worker)."""
+
+    def __init__(self, project: Project, config: pytest.Config, role: str) -> None:
+        self.project = project
+        self.config = config
+        self.role = role
+        self.expected: list[str] | None = None
+        self.results: dict[str, ItemResult] = {}
+        self.duplicates: list[str] = []
+        self.unloadable: list[str] = []
+        self.lost: dict[str, str] = {}
+        self.metrics: RunMetrics | None = None
+        self.completeness: Completeness | None = None
+        self.gate: GateResult | None = None
+        self.results_path: str | None = None
+        self._writer: RunRecorder | None = None
+        self._t0 = time.perf_counter()
+
+    @property
+    def writer(self) -> RunRecorder:
+        if self._writer is None:
+            from .report.record import RunRecorder
+
+            self._writer = RunRecorder(self._reports_dir())
+        return self._writer
+
+    def _reports_dir(self) -> Any:
+        """``--agenteval-reports-dir`` is relative to where pytest was started (like
+        ``--junitxml``); ``paths.reports_dir`` of agenteval.yaml to the rootdir."""
+        from pathlib import Path
+
+        explicit: str | None = self.config.getoption("agenteval_reports_dir")
+        if explicit:
+            return Path(self.config.invocation_params.dir) / explicit
+        return self.project.reports_dir
+
+    # -- what was collected ------------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.role == "single":
+            self.expected = [i.nodeid for i in session.items
+                             if self.project.is_case_nodeid(i.nodeid)]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.expected is None:
+            self.expected = [i for i in ids if self.project.is_case_nodeid(i)]
+            if self.expected:
+                from .runner import preflight
+
+                preflight(self.project)  # before the first item is sent to a worker
+
+    # -- what was run ------------------------------------------------------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        unloadable = getattr(report, "agenteval_unloadable", None)
+        if report.when == "call" and isinstance(unloadable, str):
+            self.unloadable.append(unloadable)
+            return
+        if not self.project.is_case_nodeid(report.nodeid):
+            return
+        payload = getattr(report, "agenteval", None)
+        if report.when == "call" and isinstance(payload, dict):
+            self._record(report.nodeid, ItemResult.model_validate(payload))
+        elif report.failed and report.nodeid not in self.results:
+            text = self.project.masker.text(str(report.longrepr))[:2000]
+            if "crashed" in text:
+                text += (" — the worker died with this item (or one it was running ahead)"
+                         " in flight; the rest of its share was re-run on other workers")
+            self.lost[report.nodeid] = f"no result ({report.when}): {text}"
+
+    def _record(self, nodeid: str, item: ItemResult) -> None:
+        from .report.record import case_record
+
+        if nodeid in self.results:
+            self.duplicates.append(nodeid)
+        self.results[nodeid] = item
+        record = case_record(item)
+        self.writer.append(record)
+        self.config.hook.pytest_agenteval_case_result(config=self.config, result=record,
+                                                      item=item)
+
+    def pytest_report_teststatus(self, report: pytest.TestReport,
+                                 config: pytest.Config) -> tuple[str, str, Any] | None:
+        if report.when != "call":
+            return None
+        if getattr(report, "agenteval_unloadable", None):
+            return "error", "E", ("ERROR", {"blue": True})
+        payload = getattr(report, "agenteval", None)
+        if not isinstance(payload, dict):
+            return None
+        if payload["status"] == "review":
+            return "review", "R", ("REVIEW", {"yellow": True})
+        if payload["status"] == "error":
+            return "error", "E", ("ERROR", {"blue": True})
+        return None
+
+    # -- the end of the run --------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.config.option.collectonly:
+            return
+        if not self.results and not self.expected and not self.lost and not self.unloadable:
+            return
+        self._finish(session, exitstatus)
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        from .metrics import summarize
+        from .metrics.gates import evaluate_gate, exit_status, not_configured
+
+        items = list(self.results.values())
+        gates, source = self.project.gates
+        self.metrics = summarize(items, self.project.labels(),
+                                 gates.red_lines if gates else None)
+        self.completeness = self._completeness(session, exitstatus)
+        self.gate = (evaluate_gate(gates, source or "", self.metrics, items, self.completeness)
+                     if gates else not_configured())
+        self.results_path = str(self._write(items))
+        mode = str(self.config.getoption("agenteval_exit"))
+        if gates is None:
+            mode = "items"  # no gate to decide: the items do
+        session.exitstatus = exit_status(mode, int(session.exitstatus), self.gate.result)
+
+    def _write(self, items: list[ItemResult]) -> Any:
+        from .report.record import case_record
+
+        assert self.metrics is not None and self.completeness is not None
+        assert self.gate is not None
+        doc = {
+            "run": self._run_meta(items),
+            "cases": [case_record(i) for i in items],
+            "metrics": self.metrics.to_json(),
+            "gate": self.gate.model_dump(mode="json"),
+            "completeness": self.completeness.model_dump(mode="json"),
+        }
+        return self.writer.finish(doc)
+
+    def _completeness(self, session: pytest.Session, exitstatus: int) -> Completeness:
+        expected = self.expected or []
+        missing = [n for n in expected if n not in self.results]
+        stopped = bool(session.shouldstop or session.shouldfail
+                       or exitstatus == pytest.ExitCode.INTERRUPTED)
+        return Completeness(
+            expected=len(expected), received=len(self.results), missing=missing,
+            lost=dict(self.lost), duplicates=sorted(set(self.duplicates)),
+            collection_errors=sorted(set(self.unloadable)), stopped_early=stopped,
+            complete=not missing and not self.duplicates and not self.unloadable)
+
+    def _run_meta(self, items: list[ItemResult]) -> dict[str, Any]:
+        from .report.record import dataset_fingerprint, file_sha256
+        from .yamlio import locate
+
+        project, cfg = self.project, self.project.config
+        files = sorted({i.file for i in items} | {n.split("::", 1)[0]
+                                                  for n in self.expected or []})
+        taxonomy_path = project.rules_dir / "taxonomy.yaml"
+        meta: dict[str, Any] = project.masker.data(self.writer.run_metadata(
+            rootdir=str(project.rootdir),
+            config_file=locate(cfg.path, project.rootdir) if cfg.path else None,
+            dataset=dataset_fingerprint(project.rootdir, files),
+            target=cfg.describe_target(),
+            judge={"configured": False, "model": None, "rubric_sha256": None,
+                   "reason": "no judge configured", "reason_code": "not_configured"},
+            rules={"taxonomy": locate(taxonomy_path, project.rootdir)
+                   if taxonomy_path.is_file() else None,
+                   "taxonomy_sha256": file_sha256(taxonomy_path),
+                   "ledger_sha256": file_sha256(project.rules_dir / "business-rules.yaml")},
+            options=self._options(),
+            language=cfg.model.language,
+            duration_s=round(time.perf_counter() - self._t0, 3),
+        ))
+        return meta
+
+    def _options(self) -> dict[str, Any]:
+        get = self.config.getoption
+        return {"numprocesses": get("numprocesses", None), "dist": get("dist", "no"),
+                "agenteval_dist": get("agenteval_dist"), "markexpr": get("markexpr", ""),
+                "keyword": get("keyword", ""),
+                "concurrency": get("agenteval_concurrency")
+                or self.project.config.target.concurrency,
+                "repeat": self.project.repeat, "exit": get("agenteval_exit")}
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from .report.text import summary_lines
+
+        if self.metrics is None or self.completeness is None:
+            return
+        terminalreporter.write_sep("=", "agenteval summary")
+        for line in summary_lines(self.metrics, self.completeness, self.results_path,
+                                  self.gate):
+            terminalreporter.write_line(line)

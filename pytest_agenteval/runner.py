@@ -1,0 +1,162 @@
+"""The runner: where items run (the single process, or an xdist worker).
+
+It owns the engine (started on the first case item) and the prefetch policy,
+and attaches each item's masked result to its call report, so it reaches the
+recorder the same way with and without xdist.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .items import CaseItem, LoadErrorItem
+from .scheduling import Mode, Prefetch
+
+if TYPE_CHECKING:
+    from .adapters import Adapter
+    from .engine import Engine
+    from .model.results import AgentError, ItemResult
+    from .project import Project
+
+__all__ = ["Runner", "junit_properties", "preflight"]
+
+
+def preflight(project: Project) -> None:
+    """Stop with one usage error before any agent call when every call would fail."""
+    errors = project.config.preflight(project.rootdir)
+    if errors:
+        lines = "\n".join(str(e) for e in errors)
+        raise pytest.UsageError(f"agenteval: the target cannot be called:\n{lines}")
+
+
+class Runner:
+    """Runs case items on the engine; one per process that runs items."""
+
+    def __init__(self, project: Project, config: pytest.Config, role: str) -> None:
+        self.project = project
+        self.config = config
+        self.role = role
+        self.prefetch = self._prefetch()
+        self._engine: Engine | None = None
+        self._engine_error: AgentError | None = None
+        self._cases: list[CaseItem] | None = None
+
+    def _prefetch(self) -> Prefetch:
+        if self.role != "worker":
+            return Prefetch("all")
+        wi = self.config.workerinput  # type: ignore[attr-defined]
+        mode: Mode = wi.get("agenteval_mode", "none")
+        return Prefetch(mode, wi.get("workerid"), int(wi.get("workercount", 1)))
+
+    def concurrency(self) -> int:
+        option: int | None = self.config.getoption("agenteval_concurrency")
+        total: int = option or self.project.config.target.concurrency
+        if self.role == "worker":
+            workers = int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+            return max(1, math.ceil(total / workers))
+        return total
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._cases = [i for i in session.items if isinstance(i, CaseItem)]
+        if self.role == "single" and self._cases and not self.config.option.collectonly:
+            preflight(self.project)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item,
+                                  call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport,
+                                                                            pytest.TestReport]:
+        report = yield
+        if call.when != "call":
+            return report
+        if isinstance(item, CaseItem) and item.payload is not None:
+            report.agenteval = item.payload  # type: ignore[attr-defined]  # travels through xdist
+            props = junit_properties(item.payload)
+            report.user_properties += props
+            item.user_properties += props  # junitxml reads them from the teardown report
+        elif isinstance(item, LoadErrorItem):
+            report.agenteval_unloadable = item.nodeid.split("::", 1)[0]  # type: ignore[attr-defined]
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        self.close()
+
+    def pytest_unconfigure(self) -> None:
+        self.close()
+
+    # -- running -----------------------------------------------------------------------------
+
+    def engine(self) -> Engine | None:
+        if self._engine is None and self._engine_error is None:
+            from .engine import Engine
+            from .model.results import AgentError
+
+            target = self.project.config.target
+            per_turn = target.timeout_s * (target.retries + 1) + 8.0 * target.retries + 30.0
+            try:
+                self._engine = Engine(self._make_adapter, self.project.taxonomy,
+                                      self.concurrency(), per_turn)
+            except Exception as exc:
+                self._engine_error = AgentError(
+                    kind="connection",
+                    detail=f"could not start the target adapter: {type(exc).__name__}: {exc}")
+        return self._engine
+
+    def _make_adapter(self) -> Adapter:
+        """Build the adapter on the engine's loop: a conftest hook first, else the registry."""
+        from .adapters import AdapterContext, build_adapter
+
+        context = AdapterContext(self.project.rootdir, self.concurrency())
+        made = self.config.hook.pytest_agenteval_make_adapter(
+            config=self.config, target=self.project.config.target, context=context)
+        return build_adapter(self.project.config.target, context, made)
+
+    def run(self, item: CaseItem) -> ItemResult:
+        """Run (or wait for) ``item``'s conversation; submit what may run ahead first."""
+        from .pipeline import start_failure
+
+        engine = self.engine()
+        if engine is None:
+            assert self._engine_error is not None
+            return item.identify(start_failure(item.plan, self._engine_error))
+        cases = self._cases if self._cases is not None else [item]
+        ahead = self.prefetch.ahead(item.nodeid, cases)
+        engine.submit_many((it.nodeid, it.plan) for it in ahead)
+        return item.identify(engine.result(item.nodeid, item.plan))
+
+    def close(self) -> None:
+        """Stop the engine; never raises (a session must finish and write its record)."""
+        engine, self._engine = self._engine, None
+        if engine is None:
+            return
+        try:
+            engine.close()
+        except Exception as exc:  # closing the agent's client must not cost the run record
+            sys.stderr.write(f"agenteval: closing the adapter failed: {type(exc).__name__}: "
+                             f"{exc}\n")
+
+
+def junit_properties(payload: dict[str, Any]) -> list[tuple[str, str]]:
+    """Per-item JUnit properties: verdict, latency, failed rule ids, intent, error kind."""
+    turns = payload["turns"]
+    failed = [row["rule_id"] for t in turns for row in t["rules"] if row["status"] == "failed"]
+    latency = sum(t["latency_ms"] for t in turns)
+    props = [("agenteval_verdict", payload["status"]),
+             ("agenteval_latency_ms", f"{latency:.1f}"),
+             ("agenteval_failed_rules", ",".join(failed))]
+    if payload["kind"] == "case" and turns:
+        intent = turns[0]["intent"]
+        props += [("agenteval_intent_expected", str(intent["expected"] or "")),
+                  ("agenteval_intent_predicted", str(intent["predicted"] or ""))]
+    error = next((t["error"] for t in turns if t["error"]), None)
+    if error:
+        props.append(("agenteval_error_kind", error["kind"]))
+    return props
