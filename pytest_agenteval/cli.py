@@ -1,4 +1,4 @@
-"""The ``agenteval`` command: ``lint`` case files, print the case-file ``schema``."""
+"""The ``agenteval`` command: ``lint`` case files, print a ``schema``, generate ``docs``."""
 
 from __future__ import annotations
 
@@ -88,11 +88,16 @@ def lint(paths: list[str], config: str | None = None) -> int:
     return 1 if errors else 0
 
 
-def schema() -> int:
-    """Print the JSON schema of a case and of a scenario."""
-    from .model.cases import Case, Scenario
+def schema(what: str = "cases") -> int:
+    """Print a JSON Schema: of a case and a scenario (``cases``), or of ``results.json``."""
+    if what == "results":
+        from .report.schema import results_schema
 
-    doc = {"case": Case.model_json_schema(), "scenario": Scenario.model_json_schema()}
+        doc = results_schema()
+    else:
+        from .model.cases import Case, Scenario
+
+        doc = {"case": Case.model_json_schema(), "scenario": Scenario.model_json_schema()}
     print(json.dumps(doc, ensure_ascii=False, indent=2))
     return 0
 
@@ -103,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     p_lint = sub.add_parser("lint", help="validate case files without running them")
     p_lint.add_argument("paths", nargs="+", help="case files or folders")
     p_lint.add_argument("--config", default=None, help="agenteval.yaml (default: ./agenteval.yaml)")
-    sub.add_parser("schema", help="print the JSON schema of cases and scenarios")
+    p_schema = sub.add_parser("schema", help="print a JSON Schema: of case files (cases, "
+                              "the default) or of the run record (results)")
+    p_schema.add_argument("what", nargs="?", choices=["cases", "results"], default="cases")
     p_docs = sub.add_parser("docs", help="print generated reference docs (markdown)")
     p_docs.add_argument("what", choices=["rules"])
     p_docs.add_argument("--ledger", default="rules/business-rules.yaml")
@@ -112,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         return lint(args.paths, args.config)
     if args.command == "docs":
         return docs(args.ledger)
-    return schema()
+    return schema(args.what)
 
 
 def docs(ledger_path: str) -> int:

@@ -20,6 +20,7 @@ import asyncio
 import concurrent.futures
 import threading
 import time
+import traceback
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
@@ -32,8 +33,9 @@ from .taxonomy import Taxonomy
 __all__ = ["Engine"]
 
 T = TypeVar("T")
-#: how often a waiting ``result()`` checks that the loop thread is alive
-_POLL_S = 0.5
+#: how often a waiting ``result()`` wakes: to check that the loop thread is alive, and to
+#: let Ctrl-C through at once (a signal delivered to another thread wakes no lock wait)
+_POLL_S = 0.1
 
 
 class Engine:
@@ -46,10 +48,13 @@ class Engine:
         self.turn_budget_s = turn_budget_s
         self._futures: dict[str, concurrent.futures.Future[ItemResult]] = {}
         self._started: dict[str, float] = {}
+        #: coroutines handed to the loop and not started yet (closed if the loop dies first)
+        self._unstarted: dict[str, Coroutine[Any, Any, ItemResult]] = {}
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever,
-                                        name="agenteval-engine", daemon=True)
+        self._death: BaseException | None = None
+        self._thread = threading.Thread(target=self._run_loop, name="agenteval-engine",
+                                        daemon=True)
         self._thread.start()
         self._adapter: Adapter | None = None
         self._sem: asyncio.Semaphore | None = None
@@ -59,6 +64,12 @@ class Engine:
         except BaseException:
             self._stop_loop()
             raise
+
+    def _run_loop(self) -> None:
+        try:
+            self._loop.run_forever()
+        except BaseException as exc:  # SystemExit from an adapter: remembered, told per item
+            self._death = exc
 
     def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
@@ -70,8 +81,18 @@ class Engine:
     async def _run(self, key: str, plan: ItemPlan) -> ItemResult:
         assert self._sem is not None and self._adapter is not None
         async with self._sem:
+            if self._closed:  # close() began while this item queued: send nothing more
+                raise asyncio.CancelledError
             self._started[key] = time.monotonic()
-            return await run_plan(plan, self._adapter, self.taxonomy)
+            self._unstarted.pop(key, None)
+            try:
+                return await run_plan(plan, self._adapter, self.taxonomy)
+            except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
+                raise
+            except BaseException as exc:  # an adapter that raised anything but AgentError
+                return start_failure(plan, AgentError(
+                    kind="connection", detail=f"the adapter raised {type(exc).__name__}: {exc}",
+                    traceback="".join(traceback.format_exception(exc))))
 
     def submit(self, key: str, plan: ItemPlan) -> concurrent.futures.Future[ItemResult]:
         """Start ``plan`` unless it was started already; never starts it twice."""
@@ -80,7 +101,12 @@ class Engine:
             if fut is None:
                 if self._closed:
                     raise RuntimeError("the engine is closed")
-                fut = asyncio.run_coroutine_threadsafe(self._run(key, plan), self._loop)
+                if not self._thread.is_alive():
+                    fut = concurrent.futures.Future()
+                    fut.set_result(self._stopped(plan))
+                else:
+                    coro = self._unstarted[key] = self._run(key, plan)
+                    fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
                 self._futures[key] = fut
             return fut
 
@@ -101,12 +127,18 @@ class Engine:
             except concurrent.futures.TimeoutError:
                 pass
             if not self._thread.is_alive():
-                return self._gave_up(plan, fut, "the engine's event loop stopped (the adapter or"
-                                     " a rule ended its thread) before this item finished")
+                fut.cancel()
+                return self._stopped(plan)
             started = self._started.get(key)
             if started is not None and time.monotonic() - started > budget:
                 return self._gave_up(plan, fut, f"no result {budget:g} s after the item started;"
                                      " a rule or the adapter blocks the event loop")
+
+    def _stopped(self, plan: ItemPlan) -> ItemResult:
+        why = f": {type(self._death).__name__}: {self._death}" if self._death else ""
+        return start_failure(plan, AgentError(
+            kind="connection", detail=f"the engine's event loop stopped before this item "
+            f"finished{why}"))
 
     @staticmethod
     def _gave_up(plan: ItemPlan, fut: concurrent.futures.Future[ItemResult],
@@ -148,4 +180,7 @@ class Engine:
             self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         if not self._loop.is_running():
+            for coro in self._unstarted.values():  # never started: nothing to await or warn
+                coro.close()
+            self._unstarted.clear()
             self._loop.close()

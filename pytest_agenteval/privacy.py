@@ -46,8 +46,18 @@ class Masker:
         self.allow_digits = {_digits(a)[-11:] for a in allow if len(_digits(a)) >= 7
                              and "@" not in a}
         self.secrets = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
+        #: a result's strings repeat (field names, rule ids, reasons): mask each once
+        self._memo: dict[str, str] = {}
 
     def text(self, value: str) -> str:
+        masked = self._memo.get(value)
+        if masked is None:
+            if len(self._memo) > 50_000:
+                self._memo.clear()
+            masked = self._memo[value] = self._text(value)
+        return masked
+
+    def _text(self, value: str) -> str:
         for secret in self.secrets:  # secrets are removed even when masking is off
             value = value.replace(secret, "***")
         if not self.enabled or not _MAYBE.search(value):
@@ -88,17 +98,29 @@ class Masker:
         int): it then becomes the masked text. Other JSON scalars are kept; anything
         else is written as masked text (a date, a Path, a numpy float).
         """
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {self.text(str(k)): self.data(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.data(v) for v in value]
         kind = type(value)
+        if kind is str:
+            return self.text(value)
+        if kind is dict:
+            text, leaf = self.text, self._leaf
+            return {text(k) if type(k) is str else text(str(k)): leaf(v)
+                    for k, v in value.items()}
+        if kind is list or kind is tuple:
+            return [self._leaf(v) for v in value]
+        return self._leaf(value)
+
+    def _leaf(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is str:
+            return self.text(value)
         if value is None or kind is bool:
             return value
         if kind is int or kind is float:
             return self._number(value)
+        if kind is dict or kind is list or kind is tuple:
+            return self.data(value)
+        if isinstance(value, dict | list | tuple):  # a subclass: as its plain form
+            return self.data(dict(value) if isinstance(value, dict) else list(value))
         return self.text(str(value))
 
     def _number(self, value: float) -> Any:

@@ -33,6 +33,8 @@ class Recorder:
         self.role = role
         self.expected: list[str] | None = None
         self.results: dict[str, ItemResult] = {}
+        #: the cases[] record of each result, made once as it arrives
+        self.records: dict[str, dict[str, Any]] = {}
         self.duplicates: list[str] = []
         self.unloadable: list[str] = []
         self.lost: dict[str, str] = {}
@@ -89,7 +91,7 @@ class Recorder:
             return
         payload = getattr(report, "agenteval", None)
         if report.when == "call" and isinstance(payload, dict):
-            self._record(report.nodeid, ItemResult.model_validate(payload))
+            self._record(report.nodeid, payload)
         elif report.failed and report.nodeid not in self.results:
             text = self.project.masker.text(str(report.longrepr))[:2000]
             if "crashed" in text:
@@ -97,13 +99,15 @@ class Recorder:
                          " in flight; the rest of its share was re-run on other workers")
             self.lost[report.nodeid] = f"no result ({report.when}): {text}"
 
-    def _record(self, nodeid: str, item: ItemResult) -> None:
+    def _record(self, nodeid: str, payload: dict[str, Any]) -> None:
+        """One item's result, as it came with its report (masked JSON): check, keep, write."""
         from .report.record import case_record
 
+        item = ItemResult.model_validate(payload)
         if nodeid in self.results:
             self.duplicates.append(nodeid)
         self.results[nodeid] = item
-        record = case_record(item)
+        record = self.records[nodeid] = case_record(payload)
         self.writer.append(record)
         self.config.hook.pytest_agenteval_case_result(config=self.config, result=record,
                                                       item=item)
@@ -151,13 +155,11 @@ class Recorder:
         session.exitstatus = exit_status(mode, int(session.exitstatus), self.gate.result)
 
     def _write(self, items: list[ItemResult]) -> Any:
-        from .report.record import case_record
-
         assert self.metrics is not None and self.completeness is not None
         assert self.gate is not None
         doc = {
             "run": self._run_meta(items),
-            "cases": [case_record(i) for i in items],
+            "cases": list(self.records.values()),
             "metrics": self.metrics.to_json(),
             "gate": self.gate.model_dump(mode="json"),
             "completeness": self.completeness.model_dump(mode="json"),

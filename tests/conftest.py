@@ -69,11 +69,18 @@ def project(standalone: Callable[..., Path], pytester: pytest.Pytester,
 
 @pytest.fixture(autouse=True)
 def _registry_restored() -> Iterator[None]:
-    """In-process pytester runs import their conftest.py here: undo what it registers."""
+    """In-process pytester runs import their conftest.py here: undo what it registers
+    (rule types, adapter kinds, metric families)."""
+    from pytest_agenteval.adapters import ADAPTERS
+    from pytest_agenteval.metrics._family import FAMILIES, load_families
     from pytest_agenteval.rules import REGISTRY
 
     REGISTRY.names()  # built-ins loaded before the snapshot
-    saved = dict(REGISTRY._types)
+    ADAPTERS.names()
+    load_families()
+    saved = dict(REGISTRY._types), dict(ADAPTERS._kinds), dict(FAMILIES)
     yield
-    REGISTRY._types.clear()
-    REGISTRY._types.update(saved)
+    for registry, before in zip((REGISTRY._types, ADAPTERS._kinds, FAMILIES), saved,
+                                strict=True):
+        registry.clear()
+        registry.update(before)

@@ -16,6 +16,9 @@ import pytest
 
 from pytest_agenteval.demo.agent import INTENT_CODES, Reply, respond
 
+#: data tests (the reference agent's replies): `pytest tests/ -m "not data"` skips them
+pytestmark = pytest.mark.data
+
 KNOWLEDGE: dict[str, Any] = {
     "carConfigInfo": {
         "title": "2021款 大众朗逸 1.5L 自动舒适版",

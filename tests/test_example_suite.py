@@ -9,6 +9,9 @@ import pytest
 
 from agents import read_record
 
+#: data tests (the shipped example suite): `pytest tests/ -m "not data"` skips them
+pytestmark = pytest.mark.data
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -70,3 +73,19 @@ def test_serial_and_parallel_runs_give_the_same_verdicts(shipped, pytester) -> N
     assert measured_apart(parallel["metrics"]) == measured_apart(serial["metrics"])
     assert parallel["gate"] == serial["gate"]
     assert parallel["gate"]["result"] in ("EXPLORATORY", "BLOCK", "PASS_WITH_RISK", "PASS")
+
+
+def test_the_record_validates_against_the_printed_schema(shipped, pytester) -> None:
+    import json
+    import subprocess
+    import sys
+
+    import jsonschema
+
+    pytester.runpytest("cases", "-k", "FLOW-LEAD or PHONE_PROVIDED", "--agenteval-repeat", "2")
+    record = read_record(shipped)
+    printed = subprocess.run([sys.executable, "-m", "pytest_agenteval.cli", "schema", "results"],
+                             capture_output=True, text=True, check=True).stdout
+    jsonschema.validate(record, json.loads(printed))
+    kinds = {(c["kind"], "trial" in c) for c in record["cases"]}
+    assert kinds == {("case", True), ("scenario", True)}

@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from factories import intent, item, row
 from pydantic import ValidationError
 
 from pytest_agenteval.metrics.gates import evaluate_gate, exit_status
 from pytest_agenteval.metrics.summary import summarize
 from pytest_agenteval.model.gates import GateMetric, GateResult, GatesFile
 from pytest_agenteval.model.results import Completeness, ItemResult
+
+from factories import intent, item, row
 
 SOURCE = "rules/gates.yaml"
 

@@ -159,6 +159,7 @@ def test_broken_ledger_is_a_located_error(ledger_project, pytester) -> None:
                                  "type 'nope'*"])
 
 
+@pytest.mark.data
 def test_the_shipped_ledger_passes_its_own_examples(pytester) -> None:
     shutil.copytree(ROOT / "rules", pytester.path / "rules")
     shutil.copy(ROOT / "conftest.py", pytester.path / "conftest.py")

@@ -9,12 +9,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from factories import intent, item, scenario, turn
 from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
 
 from pytest_agenteval.metrics.classification import intent_metrics, intent_pairs
+
+from factories import intent, item, scenario, turn
 
 LABELS = ["A", "B", "C", "D"]
 

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import pytest
-from factories import intent, item, judged, row, scenario, turn
 from pydantic import BaseModel
 
 from pytest_agenteval.metrics._family import Family, RunData
@@ -21,6 +20,8 @@ from pytest_agenteval.metrics.stability import StabilityFamily
 from pytest_agenteval.metrics.success import OutcomeClassesFamily, ScopeFamily, SuccessFamily
 from pytest_agenteval.metrics.summary import summarize
 from pytest_agenteval.model.results import ItemResult, JudgeResult, PairRef
+
+from factories import intent, item, judged, row, scenario, turn
 
 M = TypeVar("M", bound=BaseModel)
 

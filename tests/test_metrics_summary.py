@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from factories import intent, item, row, scenario, turn
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -15,6 +14,8 @@ from pytest_agenteval.metrics.service import ServiceFamily
 from pytest_agenteval.metrics.success import SuccessFamily
 from pytest_agenteval.metrics.summary import percentile, summarize
 from pytest_agenteval.model.results import IntentResult, ItemResult, RuleRow, TurnResult
+
+from factories import intent, item, row, scenario, turn
 
 # --- percentile -----------------------------------------------------------------------------
 

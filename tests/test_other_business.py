@@ -9,6 +9,9 @@ import pytest
 
 from agents import by_id, read_record
 
+#: data tests (a carrier's ledger and bot): `pytest tests/ -m "not data"` skips them
+pytestmark = pytest.mark.data
+
 TELECOM = Path(__file__).resolve().parent / "telecom"
 
 

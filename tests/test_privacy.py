@@ -6,6 +6,8 @@ import pytest
 
 from pytest_agenteval.privacy import Masker
 
+from factories import item, turn
+
 
 @pytest.mark.parametrize("text, masked", [
     ("13800000000", "138****0000"),
@@ -127,3 +129,15 @@ def test_data_leaves_scalars_alone() -> None:
     assert m.data(None) is None
     assert m.data(42) == 42
     assert m.data("13800000000") == "138****0000"
+
+
+def test_a_result_is_masked_by_type_and_keeps_its_identity() -> None:
+    m = Masker()
+    clean = item("A", turns=[turn(knowledge={"mileage": "3.37万公里", "year": 2021})])
+    assert m.result(clean) == clean.model_dump(mode="json")
+    dirty = item("CASE-13912345678", turns=[turn(knowledge={"tel": 13912345678})],
+                 nodeid="cases/a.yaml::CASE-13912345678")
+    masked = m.result(dirty)
+    assert masked["turns"][0]["knowledge"] == {"tel": "139****5678"}
+    assert (masked["id"], masked["nodeid"]) == ("CASE-13912345678",
+                                                "cases/a.yaml::CASE-13912345678")

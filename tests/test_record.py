@@ -61,6 +61,23 @@ def test_results_json_has_the_binding_fields(project, pytester: pytest.Pytester)
     assert record["gate"]["result"] == "NOT_CONFIGURED"
 
 
+def test_every_record_has_the_documented_shape(project, pytester) -> None:
+    from pytest_agenteval.report.schema import CaseRecord, results_file_model
+
+    project({"r.yaml": CASES})
+    pytester.runpytest("cases")
+    record = read_record(pytester.path)
+    results_file_model().model_validate(record)  # errors, a scenario, masked data included
+    for case in record["cases"]:
+        CaseRecord.model_validate(case)
+    cases = by_id(record)
+    assert len(cases["R-FAIL"]["turns"]) == 1  # a case is one turn, and keeps it flat too
+    assert cases["R-FAIL"]["rules"] == cases["R-FAIL"]["turns"][0]["rules"]
+    assert cases["R-FAIL"]["failure_reasons"] == cases["R-FAIL"]["turns"][0]["failure_reasons"]
+    assert cases["R-ERR"]["error"] == cases["R-ERR"]["turns"][0]["error"]
+    assert "turns_planned" not in cases["R-FAIL"] and cases["R-FLOW"]["turns_planned"] == 2
+
+
 def test_jsonl_has_one_line_per_item_as_they_finish(project, pytester) -> None:
     project({"r.yaml": CASES})
     pytester.runpytest("cases")
@@ -123,3 +140,26 @@ def test_stopping_early_keeps_finished_records_and_names_the_rest(project, pytes
     assert [c["id"] for c in record["cases"]] == ["R-PASS", "R-FAIL"]
     assert record["completeness"]["missing"] == ["cases/r.yaml::R-ERR", "cases/r.yaml::R-PHONE",
                                                  "cases/r.yaml::R-FLOW"]
+
+
+def test_numbers_written_unquoted_are_masked_by_type_everywhere(project, pytester) -> None:
+    # an unquoted phone number in a case file is an int; an 18-digit ID number too
+    project({"r.yaml": """\
+        cases:
+          - id: R-INT
+            request:
+              input: 你好
+              knowledge: {owner: {phone: 13912345678, id_card: 110101199003071234}}
+              extra: {callback: 13712345678}
+            rules: [{type: keyword_match, params: {all: [再见]}}]
+        """})
+    result = pytester.runpytest("cases", "-rA", "--junitxml=junit.xml")
+    artefacts = [*(pytester.path / "reports").rglob("results.json*"), pytester.path / "junit.xml"]
+    text = "\n".join(p.read_text(encoding="utf-8") for p in artefacts) + result.stdout.str()
+    for raw in ("13912345678", "110101199003071234", "13712345678"):
+        assert raw not in text
+    case = by_id(read_record(pytester.path))["R-INT"]
+    assert case["request"]["knowledge"] == {"owner": {"phone": "139****5678",
+                                                      "id_card": "110***********1234"}}
+    assert case["request"]["extra"] == {"callback": "137****5678"}
+    assert case["turns"][0]["knowledge"]["owner"]["phone"] == "139****5678"

@@ -11,6 +11,9 @@ import yaml
 from pytest_agenteval.ledger import Ledger, example_view, load_ledger
 from pytest_agenteval.model.ledger import Example
 
+#: data tests (the reviewer's traps for the dealer ledger): `-m "not data"` skips them
+pytestmark = pytest.mark.data
+
 ROOT = Path(__file__).resolve().parent.parent
 CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
                          "archives": {"mileage": "3.37万公里", "firstRegDate": "2021-06",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import traceback
 from collections.abc import Sequence
@@ -40,10 +41,11 @@ class BoundRule:
 
     def row(self, outcome: RuleOutcome, turn: TurnView) -> RuleRow:
         """The row of ``outcome`` on ``turn``, evidence quoted as the agent wrote it."""
-        return RuleRow(rule_id=self.rule_id, type=self.rule_type.name, status=outcome.status,
-                       reason=outcome.reason, evidence=as_written(outcome.evidence, turn.reply),
-                       score=outcome.score, weight=self.weight, veto=self.veto,
-                       layer=self.layer, origin=self.origin)
+        return RuleRow.model_construct(  # built per rule per turn: checked where recorded
+            rule_id=self.rule_id, type=self.rule_type.name, status=outcome.status,
+            reason=outcome.reason, evidence=as_written(outcome.evidence, turn.reply),
+            score=outcome.score, weight=self.weight, veto=self.veto, layer=self.layer,
+            origin=self.origin)
 
     def crash(self, exc: BaseException) -> RuleCrash:
         """A row of status ``error`` naming the exception and where the user's code raised it."""
@@ -62,7 +64,9 @@ class BoundRule:
         """Evaluate on the event loop; a rule type that raises gives a :class:`RuleCrash`."""
         try:
             outcome = await self.rule_type.aevaluate(self.params, turn)
-        except Exception as exc:  # a user's rule type must not take the run down
+        except _PASS_THROUGH:
+            raise
+        except BaseException as exc:  # a user's rule (sys.exit() too) must not end the run
             return self.crash(exc)
         return self.row(outcome, turn)
 
@@ -72,6 +76,8 @@ class BoundRule:
 
 
 _OWN_FILES = frozenset({__file__, _registry.__file__})
+#: what a rule may not turn into a rule error: cancellation (-x, Ctrl-C) and interruption
+_PASS_THROUGH = (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit)
 
 
 def _short(filename: str) -> str:
@@ -105,20 +111,20 @@ def combine(rows: Sequence[RuleRow], logic: Literal["all", "any", "weighted"],
             threshold: float) -> RuleLogicResult:
     """Combine explicit rule rows; not-applicable rows take no part."""
     live = [r for r in rows if r.status != "not_applicable"]
-    if not live:
-        return RuleLogicResult(logic=logic, passed=True, score=None,
-                               reason="no applicable explicit rule")
     passed = [r for r in live if r.status == "passed"]
-    if logic == "any":
-        return RuleLogicResult(logic=logic, passed=bool(passed), score=len(passed) / len(live),
-                               reason=f"any: {len(passed)} of {len(live)} rules passed")
-    if logic == "weighted":
+    score: float | None
+    if not live:
+        ok, score, reason = True, None, "no applicable explicit rule"
+    elif logic == "any":
+        ok, score = bool(passed), len(passed) / len(live)
+        reason = f"any: {len(passed)} of {len(live)} rules passed"
+    elif logic == "weighted":
         total = sum(r.weight for r in live)
         got = sum(r.weight * (r.score if r.score is not None else float(r.status == "passed"))
                   for r in live)
         score = got / total if total else 0.0
-        return RuleLogicResult(logic=logic, passed=score >= threshold, score=score,
-                               reason=f"weighted score {score:.2f} (threshold {threshold:g})")
-    return RuleLogicResult(logic=logic, passed=len(passed) == len(live),
-                           score=len(passed) / len(live),
-                           reason=f"all: {len(passed)} of {len(live)} rules passed")
+        ok, reason = score >= threshold, f"weighted score {score:.2f} (threshold {threshold:g})"
+    else:
+        ok, score = len(passed) == len(live), len(passed) / len(live)
+        reason = f"all: {len(passed)} of {len(live)} rules passed"
+    return RuleLogicResult.model_construct(logic=logic, passed=ok, score=score, reason=reason)

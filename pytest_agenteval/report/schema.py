@@ -1,0 +1,171 @@
+"""The schema of ``results.json`` (SPEC 7): ``agenteval schema results`` prints it.
+
+``CaseRecord`` describes what :func:`~.record.case_record` writes (the item
+with ``turns[]``, a case's fields also flat); ``metrics`` has one key per
+registered metric family, with that family's model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from ..model.gates import GateResult
+from ..model.results import (
+    AgentError,
+    Completeness,
+    IntentResult,
+    ItemStatus,
+    JudgeResult,
+    Message,
+    PairRef,
+    RuleLogicResult,
+    RuleRow,
+    TaskResult,
+    TurnResult,
+)
+
+__all__ = ["CaseRecord", "RunInfo", "results_file_model", "results_schema"]
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetFile(_Doc):
+    path: str
+    sha256: str | None
+
+
+class Dataset(_Doc):
+    """Every case file that had a selected item, and one hash over all of them."""
+
+    files: list[DatasetFile]
+    sha256: str | None
+
+
+class JudgeInfo(_Doc):
+    configured: bool
+    model: str | None
+    rubric_sha256: str | None
+    reason: str | None
+    reason_code: str | None = None
+
+
+class RulesInfo(_Doc):
+    taxonomy: str | None
+    taxonomy_sha256: str | None
+    ledger_sha256: str | None
+
+
+class RunOptions(_Doc):
+    numprocesses: int | str | None
+    dist: str
+    agenteval_dist: str
+    markexpr: str
+    keyword: str
+    concurrency: int
+    repeat: int
+    exit: str
+
+
+class RunInfo(_Doc):
+    """``run``: what ran, on what data, with which versions and options."""
+
+    started: str
+    finished: str
+    run_dir: str | None
+    argv: list[str]
+    versions: dict[str, str | None]
+    rootdir: str
+    config_file: str | None
+    dataset: Dataset
+    #: adapter, concurrency, timeout_s, retries and the kind's own public fields
+    target: dict[str, Any]
+    judge: JudgeInfo
+    rules: RulesInfo
+    options: RunOptions
+    language: str
+    duration_s: float
+
+
+class FlatRuleRow(RuleRow):
+    """A scenario's rule row at the item level: with the turn (0-based) it belongs to."""
+
+    turn: int
+
+
+class RequestRecord(_Doc):
+    input: str
+    history: list[Message]
+    knowledge: dict[str, Any] | None
+    extra: dict[str, Any]
+
+
+class ResponseRecord(_Doc):
+    output: str | None
+    intent_code: int | str | None
+    intent_name: str | None
+    conversation_id: str | None
+
+
+class CaseRecord(_Doc):
+    """One entry of ``cases[]`` (and one line of ``results.jsonl``)."""
+
+    id: str
+    kind: Literal["case", "scenario"]
+    status: ItemStatus
+    title: str
+    priority: Literal["P0", "P1", "P2"]
+    test_family: str | None
+    challenge: str
+    source: str
+    review_status: Literal["candidate", "reviewed"]
+    tags: list[str]
+    pair: PairRef | None
+    behaviors: list[str]
+    judge_enabled: bool
+    outcome: str | None
+    behavior: str | None
+    error: AgentError | None
+    latency_ms: float
+    turn_latency_ms: list[float]
+    judge: JudgeResult
+    task: TaskResult
+    rules: list[FlatRuleRow | RuleRow]
+    intent: IntentResult | None
+    failure_reasons: list[str]
+    turns: list[TurnResult]
+    nodeid: str
+    file: str
+    line: int | None
+    # a case only
+    rule_logic: RuleLogicResult | None = None
+    request: RequestRecord | None = None
+    response: ResponseRecord | None = None
+    # a scenario only
+    history: list[Message] | None = None
+    turns_planned: int | None = None
+    # with --agenteval-repeat only
+    trial: int | None = None
+    trials: int | None = None
+
+
+def results_file_model() -> type[BaseModel]:
+    """The model of the whole ``results.json``, its ``metrics`` from the registered families."""
+    from ..metrics._family import load_families
+
+    fields: dict[str, Any] = {key: (fam.model, ...) for key, fam in load_families().items()}
+    metrics = create_model("Metrics", __config__=ConfigDict(extra="forbid"), **fields)
+    return create_model("ResultsFile", __config__=ConfigDict(extra="forbid"),
+                        run=(RunInfo, ...), cases=(list[CaseRecord], ...),
+                        metrics=(metrics, ...), gate=(GateResult, ...),
+                        completeness=(Completeness, ...))
+
+
+def results_schema() -> dict[str, Any]:
+    """The JSON Schema of ``results.json``."""
+    schema: dict[str, Any] = results_file_model().model_json_schema()
+    schema["title"] = "pytest-agenteval results.json"
+    return schema

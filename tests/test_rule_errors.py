@@ -1,0 +1,111 @@
+"""A rule type that raises: the turn is an ERROR of kind ``rule``, never a business failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents import by_id, read_record
+
+CONFTEST = """\
+import pytest_agenteval as agenteval
+
+
+@agenteval.rule("fragile")
+def fragile(p: agenteval.NoParams, turn: agenteval.TurnView) -> agenteval.RuleOutcome:
+    if "boom" in turn.input:
+        return {"oops": 1}["missing"]
+    return agenteval.RuleOutcome.passed("fine")
+"""
+
+LEDGER = """\
+- id: BR-FRAGILE
+  title: 一条会崩溃的红线
+  check: fragile
+  applies_to: {behaviors: all}
+  veto: true
+  priority: P0
+"""
+
+
+@pytest.fixture
+def fragile(project, pytester: pytest.Pytester):
+    pytester.makeconftest(CONFTEST)
+    rules = pytester.mkdir("rules")
+    rules.joinpath("business-rules.yaml").write_text(LEDGER, encoding="utf-8")
+    rules.joinpath("gates.yaml").write_text(
+        "red_lines: [BR-FRAGILE]\nformal_requires_reviewed: false\n", encoding="utf-8")
+    project({"a.yaml": """\
+        cases:
+          - {id: OK-1, request: {input: 你好}}
+          - {id: BOOM-1, request: {input: boom}}
+        scenarios:
+          - id: FLOW-1
+            turns: [{input: 你好}, {input: boom now}, {input: 再见}]
+        """})
+    return pytester
+
+
+def test_a_crashing_rule_is_an_error_of_kind_rule_with_its_location(fragile) -> None:
+    result = fragile.runpytest("cases", "-v", "--junitxml=junit.xml")
+    result.stdout.fnmatch_lines([
+        "*::OK-1 PASSED*", "*::BOOM-1 ERROR*", "*::FLOW-1 ERROR*",
+        "ERROR case BOOM-1",
+        "  agent: 好的：boom",
+        "  rule error: a rule type raised; the turn has no verdict (fix the rule, not the agent)",
+        "  ! BR-FRAGILE (fragile) [veto]: rule type 'fragile' raised KeyError: 'missing' at "
+        "conftest.py:7",
+        "*| Traceback (most recent call last):*",
+        '*|   File "*conftest.py", line 7, in fragile*',
+    ])
+    assert "evaluate.py" not in result.stdout.str()
+    cases = by_id(read_record(fragile.path))
+    boom = cases["BOOM-1"]
+    assert boom["status"] == "error"
+    assert boom["error"]["kind"] == "rule"
+    assert boom["error"]["detail"].startswith("BR-FRAGILE: rule type 'fragile' raised KeyError")
+    assert "conftest.py" in boom["error"]["traceback"]
+    [row] = boom["rules"]
+    assert (row["rule_id"], row["status"]) == ("BR-FRAGILE", "error")
+    flow = cases["FLOW-1"]
+    assert [t["status"] for t in flow["turns"]] == ["passed", "error", "passed"]
+    xml = (fragile.path / "junit.xml").read_text(encoding="utf-8")
+    assert '<property name="agenteval_error_kind" value="rule" />' in xml
+
+
+def test_a_crashing_rule_is_outside_every_business_metric(fragile) -> None:
+    fragile.runpytest("cases")
+    record = read_record(fragile.path)
+    metrics = record["metrics"]
+    assert metrics["rules"]["failures_by_rule"] == {}
+    assert metrics["rules"]["evaluations_by_rule"] == {"BR-FRAGILE": 3}  # the turns it judged
+    assert metrics["red_lines"]["red_lines"]["BR-FRAGILE"]["items_failed"] == 0
+    assert metrics["red_lines"]["red_lines_failed"] == []
+    success = metrics["success"]
+    assert (success["evaluated"], success["errors"]) == (1, 2)
+    assert success["success_rate"]["value"] == 1.0
+    service = metrics["service"]
+    assert (service["agent_errors"], service["errors_by_kind"]) == (0, {})
+    assert service["agent_calls"] == 5
+    # the gate sees no broken red line: BR-FRAGILE held wherever it gave a verdict
+    red = next(c for c in record["gate"]["checks"] if c["check"] == "red_line[BR-FRAGILE]")
+    assert red["status"] == "passed"
+
+
+def test_a_rule_that_calls_sys_exit_is_a_rule_error_not_a_dead_engine(project,
+                                                                       pytester) -> None:
+    pytester.makeconftest("""\
+import pytest_agenteval as agenteval
+
+
+@agenteval.rule("quitter")
+def quitter(p: agenteval.NoParams, turn: agenteval.TurnView) -> agenteval.RuleOutcome:
+    raise SystemExit("a rule that calls sys.exit() ends its check, not the engine")
+""")
+    project({"a.yaml": """\
+        cases:
+          - {id: S-1, request: {input: 你好}, rules: [{type: quitter}]}
+          - {id: S-2, request: {input: 你好}}
+        """})
+    result = pytester.runpytest_subprocess("cases", timeout=60)
+    result.assert_outcomes(passed=1, errors=1)
+    assert by_id(read_record(pytester.path))["S-1"]["error"]["kind"] == "rule"
