@@ -231,3 +231,26 @@ def test_sync_callables_get_as_many_threads_as_conversations(pytester) -> None:
     pytester.runpytest("cases").assert_outcomes(passed=24)
     outputs = [c["response"]["output"] for c in read_record(pytester.path)["cases"]]
     assert max(int(o.split("=")[1]) for o in outputs) > 12
+
+
+def test_a_python_callable_that_hangs_costs_only_its_own_call(standalone, pytester) -> None:
+    # one call blocks far past its timeout; the others must neither queue behind its thread
+    # nor count queueing as latency
+    pytester.makepyfile(hangbot="""
+        import time
+
+        def reply(turn):
+            if turn["input"] == "hang":
+                time.sleep(3)
+            else:
+                time.sleep(0.05)
+            return {"output": "ok " + turn["input"]}
+    """)
+    rows = ["cases:", "  - {id: HANG, request: {input: hang}}"]
+    rows += [f"  - {{id: OK-{i}, request: {{input: '{i}'}}}}" for i in range(6)]
+    standalone("target: {adapter: python, callable: 'hangbot:reply', timeout_s: 0.5, "
+               "concurrency: 1}\n", {"a.yaml": "\n".join(rows) + "\n"})
+    pytester.runpytest("cases").assert_outcomes(passed=6, errors=1)
+    cases = by_id(read_record(pytester.path))
+    assert cases["HANG"]["error"]["kind"] == "timeout"
+    assert max(cases[f"OK-{i}"]["latency_ms"] for i in range(6)) < 400

@@ -126,7 +126,10 @@ class PythonAdapter:
         future: asyncio.Future[Any] = loop.create_future()
 
         def done(result: Any, exc: BaseException | None) -> None:
-            loop.call_soon_threadsafe(_settle, future, result, exc)
+            try:
+                loop.call_soon_threadsafe(_settle, future, result, exc)
+            except RuntimeError:  # the run ended (loop closed) while the call still ran
+                pass
 
         self._pool.run(lambda: self.fn(payload), done)
         return await future
