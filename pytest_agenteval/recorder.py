@@ -9,6 +9,7 @@ collected, and at the end computes the metrics, decides the gate, writes
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -53,11 +54,9 @@ class Recorder:
             self._writer = RunRecorder(self._reports_dir())
         return self._writer
 
-    def _reports_dir(self) -> Any:
+    def _reports_dir(self) -> Path:
         """``--agenteval-reports-dir`` is relative to where pytest was started (like
         ``--junitxml``); ``paths.reports_dir`` of agenteval.yaml to the rootdir."""
-        from pathlib import Path
-
         explicit: str | None = self.config.getoption("agenteval_reports_dir")
         if explicit:
             return Path(self.config.invocation_params.dir) / explicit
@@ -154,7 +153,7 @@ class Recorder:
             mode = "items"  # no gate to decide: the items do
         session.exitstatus = exit_status(mode, int(session.exitstatus), self.gate.result)
 
-    def _write(self, items: list[ItemResult]) -> Any:
+    def _write(self, items: list[ItemResult]) -> Path:
         assert self.metrics is not None and self.completeness is not None
         assert self.gate is not None
         doc = {
