@@ -126,7 +126,7 @@ def load_config(rootdir: Path, explicit: str | None = None, target_url: str | No
         else:
             doc = load_yaml(path, locate(path, rootdir))
             model = _validate(doc, environ, secrets, unset)
-        target = _target(model.target, doc)
+        target = _target(model.target, doc, unset)
     except (SourceError, MultiSourceError) as exc:
         raise ConfigError(str(exc)) from None
     if target_url:
@@ -147,8 +147,23 @@ def _validate(doc: YamlDoc, env: Mapping[str, str], secrets: set[str],
     return validate_at(AgentEvalConfig, data, doc)
 
 
-def _target(raw: dict[str, Any], doc: YamlDoc | None) -> TargetOptions:
-    """Validate ``target:`` against the options of the adapter kind it names."""
+def _target(raw: dict[str, Any], doc: YamlDoc | None,
+            unset: list[SourceError] | None = None) -> TargetOptions:
+    """Validate ``target:`` against the options of the adapter kind it names.
+
+    When it is invalid because a ``${VAR}`` in it is unset (``url: ${AGENT_URL}``),
+    that is no error yet: a run that calls no agent (``pytest rules/``) does not need
+    the target, and one that does stops at the preflight, naming the variable.
+    """
+    try:
+        return _validated_target(raw, doc)
+    except MultiSourceError:
+        if not unset:
+            raise
+        return TargetOptions.model_construct(adapter=str(raw.get("adapter")))
+
+
+def _validated_target(raw: dict[str, Any], doc: YamlDoc | None) -> TargetOptions:
     from .adapters import ADAPTERS
 
     where = doc or YamlDoc(CONFIG_NAME, raw)

@@ -20,10 +20,10 @@ import asyncio
 import concurrent.futures
 import threading
 import time
-import traceback
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
+from ._traceback import user_traceback
 from .adapters.base import Adapter
 from .model.results import AgentError, ItemResult
 from .pipeline import run_plan, start_failure
@@ -92,7 +92,7 @@ class Engine:
             except BaseException as exc:  # an adapter that raised anything but AgentError
                 return start_failure(plan, AgentError(
                     kind="connection", detail=f"the adapter raised {type(exc).__name__}: {exc}",
-                    traceback="".join(traceback.format_exception(exc))))
+                    traceback=user_traceback(exc)))
 
     def submit(self, key: str, plan: ItemPlan) -> concurrent.futures.Future[ItemResult]:
         """Start ``plan`` unless it was started already; never starts it twice."""

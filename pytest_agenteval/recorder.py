@@ -73,11 +73,12 @@ class Recorder:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if self.expected is None:
-            self.expected = [i for i in ids if self.project.is_case_nodeid(i)]
-            if self.expected:
+            expected = [i for i in ids if self.project.is_case_nodeid(i)]
+            if expected:
                 from .runner import preflight
 
                 preflight(self.project)  # before the first item is sent to a worker
+            self.expected = expected  # (a run stopped by the preflight records nothing)
 
     # -- what was run ------------------------------------------------------------------------
 

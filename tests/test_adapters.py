@@ -49,6 +49,8 @@ def test_python_adapter_sync_async_and_failures(pytester: pytest.Pytester) -> No
             text = turn["input"]
             if text == "boom":
                 raise RuntimeError("backend down")
+            if text == "quit":
+                raise SystemExit(3)
             if text == "bad":
                 return {"answer": "no output key"}
             return {"output": f"echo {text} #{turn['turn_index']}", "intent_code": 9,
@@ -64,6 +66,7 @@ def test_python_adapter_sync_async_and_failures(pytester: pytest.Pytester) -> No
 cases:
   - {id: P-OK, request: {input: hi}, rules: [{type: keyword_match, params: {all: ["echo hi #0"]}}]}
   - {id: P-BOOM, request: {input: boom}}
+  - {id: P-QUIT, request: {input: quit}}
   - {id: P-BAD, request: {input: bad}}
 scenarios:
   - id: P-FLOW
@@ -71,8 +74,11 @@ scenarios:
       - {input: a}
       - {input: b, rules: [{type: keyword_match, params: {all: ["#1"]}}]}
 """, encoding="utf-8")
-    pytester.runpytest("cases").assert_outcomes(passed=2, errors=2)
+    pytester.runpytest("cases").assert_outcomes(passed=2, errors=3)
     cases = by_id(read_record(pytester.path))
+    quit_ = cases["P-QUIT"]["error"]  # sys.exit() in the callable ends its call, not the run
+    assert (quit_["kind"], quit_["detail"]) == ("connection", "SystemExit: 3")
+    assert 'mybot.py", line 8, in reply' in quit_["traceback"]
     boom = cases["P-BOOM"]["error"]
     assert (boom["kind"], boom["detail"]) == ("connection", "RuntimeError: backend down")
     # the user's traceback is kept (their frame and line), without the plugin's frames
@@ -99,7 +105,7 @@ def test_a_callable_that_cannot_be_imported_is_one_usage_error_before_any_call(
         "agenteval.yaml:3 [[]target.callable[]]: target.callable 'nosuchmodule:reply': "
         "cannot import 'nosuchmodule'*"])
     assert "PASSED" not in result.stdout.str() and "ERROR case" not in result.stdout.str()
-    assert not list(pytester.path.glob("reports/*/results.jsonl"))  # no item ran
+    assert not list(pytester.path.glob("reports/*"))  # nothing ran, nothing is recorded
 
 
 def test_the_preflight_does_not_stop_a_run_that_calls_no_agent(standalone, pytester,
@@ -124,6 +130,14 @@ def test_the_preflight_does_not_stop_a_run_that_calls_no_agent(standalone, pytes
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*agenteval.yaml:5 [[]target.headers.Authorization[]]: "
                                  "environment variable NO_SUCH_TOKEN is not set*"])
+    # a whole url from an unset variable: not even valid, and still no error until a call
+    pytester.path.joinpath("agenteval.yaml").write_text(
+        "target: {adapter: http, url: '${NO_SUCH_TOKEN}'}\n", encoding="utf-8")
+    pytester.runpytest("rules").assert_outcomes(passed=1)
+    result = pytester.runpytest("cases")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*agenteval.yaml:1 [[]target.url[]]: environment variable "
+                                 "NO_SUCH_TOKEN is not set*"])
 
 
 def test_openai_chat_adapter_against_a_local_server(pytester, monkeypatch) -> None:

@@ -85,6 +85,8 @@ def test_an_adapter_that_raises_anything_is_an_error_result_and_the_engine_goes_
         assert result.status == "error" and result.error is not None
         assert (result.error.kind, result.error.detail) == (
             "connection", "the adapter raised SystemExit: an adapter that calls sys.exit()")
+        assert "in die" in (result.error.traceback or "")  # the adapter's own frame
+        assert "pytest_agenteval/engine.py" not in (result.error.traceback or "")
         assert engine.result("E-2", _plan(2)).status == "passed"
     finally:
         engine.close()

@@ -157,6 +157,14 @@ def test_broken_ledger_is_a_located_error(ledger_project, pytester) -> None:
     result = pytester.runpytest("cases", "rules")
     result.stdout.fnmatch_lines(["*rules/business-rules.yaml:3 [[][[]0[]].check[]]: unknown rule "
                                  "type 'nope'*"])
+    record = read_record(pytester.path)  # the case file could not run: the run is incomplete
+    assert record["completeness"]["collection_errors"] == ["cases/a.yaml"]
+    # `pytest rules/` alone runs no case: its broken ledger is its own error, not a run record
+    shutil.rmtree(pytester.path / "reports")
+    result = pytester.runpytest("rules")
+    result.stdout.fnmatch_lines(["*unknown rule type 'nope'*"])
+    assert result.ret == 1
+    assert not (pytester.path / "reports").exists()
 
 
 @pytest.mark.data

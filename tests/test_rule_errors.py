@@ -91,6 +91,37 @@ def test_a_crashing_rule_is_outside_every_business_metric(fragile) -> None:
     assert red["status"] == "passed"
 
 
+def test_an_explicit_rule_that_raises_takes_no_part_in_rule_logic(fragile) -> None:
+    fragile.path.joinpath("cases", "b.yaml").write_text("""\
+cases:
+  - id: MIX-1
+    request: {input: boom}
+    rules: [{type: fragile}, {type: max_chars, params: {n: 100}}]
+""", encoding="utf-8")
+    fragile.runpytest("cases")
+    case = by_id(read_record(fragile.path))["MIX-1"]
+    assert case["status"] == "error"
+    assert case["rule_logic"]["reason"] == "all: 1 of 1 rules passed"
+    assert case["failure_reasons"] == []
+
+
+def test_a_check_that_returns_no_outcome_names_its_own_definition(project, pytester) -> None:
+    pytester.makeconftest("""\
+import pytest_agenteval as agenteval
+
+
+@agenteval.rule("sloppy")
+def sloppy(p: agenteval.NoParams, turn: agenteval.TurnView) -> agenteval.RuleOutcome:
+    return True
+""")
+    project({"a.yaml": "cases:\n  - {id: S-1, request: {input: 你好}, rules: [{type: sloppy}]}\n"})
+    pytester.runpytest("cases")
+    row = by_id(read_record(pytester.path))["S-1"]["rules"][0]
+    assert row["status"] == "error"
+    assert row["reason"] == ("rule type 'sloppy' raised TypeError: rule type 'sloppy' returned "
+                             "bool, not a RuleOutcome at conftest.py:4")
+
+
 def test_a_rule_that_calls_sys_exit_is_a_rule_error_not_a_dead_engine(project,
                                                                        pytester) -> None:
     pytester.makeconftest("""\

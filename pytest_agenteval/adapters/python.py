@@ -8,11 +8,11 @@ import inspect
 import queue
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .._traceback import user_traceback
 from ..model.config import PythonTarget
 from .base import AgentError, AgentReply, TurnRequest, scalar_code
 
@@ -116,8 +116,9 @@ class PythonAdapter:
         except BaseException as exc:  # the user's code: keep its traceback in the record
             if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
                 raise
-            raise AgentError("connection", f"{type(exc).__name__}: {exc}",
-                             traceback=_user_traceback(exc)) from exc
+            raised = exc.raised if isinstance(exc, _Escaped) else exc
+            raise AgentError("connection", f"{type(raised).__name__}: {raised}",
+                             traceback=user_traceback(raised)) from exc
         return self._normalise(result)
 
     async def _in_thread(self, payload: dict[str, Any]) -> Any:
@@ -153,20 +154,20 @@ class PythonAdapter:
             self._pool.close()
 
 
+class _Escaped(Exception):
+    """Carries a callable's SystemExit (or other BaseException) across to the loop, where
+    it may end a call but must not end the loop."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(str(raised))
+        self.raised = raised
+
+
 def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
     if future.done():  # timed out and cancelled: the late result goes nowhere
         return
     if exc is not None:
-        future.set_exception(exc if isinstance(exc, Exception) else RuntimeError(
-            f"the callable raised {type(exc).__name__}: {exc}"))
+        future.set_exception(exc if isinstance(exc, Exception) else _Escaped(exc))
     else:
         future.set_result(result)
-
-
-def _user_traceback(exc: BaseException) -> str:
-    """The traceback of the user's callable, without this module's frames."""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
-        tb = tb.tb_next
-    return "".join(traceback.format_exception(type(exc), exc, tb))
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from .._traceback import user_location, user_traceback
 from ..model.results import RuleLogicResult, RuleRow
-from . import _registry
 from ._registry import REGISTRY, RuleOutcome, RuleType, TurnView
 from ._text import normalize
 
@@ -49,16 +47,13 @@ class BoundRule:
 
     def crash(self, exc: BaseException) -> RuleCrash:
         """A row of status ``error`` naming the exception and where the user's code raised it."""
-        frames = traceback.extract_tb(exc.__traceback__)
-        where = f" at {_short(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
-        reason = f"rule type {self.rule_type.name!r} raised {type(exc).__name__}: {exc}{where}"
+        where = user_location(exc, self.rule_type.check)
+        reason = (f"rule type {self.rule_type.name!r} raised {type(exc).__name__}: {exc}"
+                  + (f" at {where}" if where else ""))
         row = RuleRow(rule_id=self.rule_id, type=self.rule_type.name, status="error",
                       reason=reason, score=None, weight=self.weight, veto=self.veto,
                       layer=self.layer, origin=self.origin)
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename in _OWN_FILES:
-            tb = tb.tb_next  # drop the plugin's frames: the user's traceback remains
-        return RuleCrash(row, "".join(traceback.format_exception(type(exc), exc, tb)))
+        return RuleCrash(row, user_traceback(exc))
 
     async def aevaluate(self, turn: TurnView) -> RuleRow | RuleCrash:
         """Evaluate on the event loop; a rule type that raises gives a :class:`RuleCrash`."""
@@ -75,17 +70,8 @@ class BoundRule:
         return self.row(self.rule_type.evaluate(self.params, turn), turn)
 
 
-_OWN_FILES = frozenset({__file__, _registry.__file__})
 #: what a rule may not turn into a rule error: cancellation (-x, Ctrl-C) and interruption
 _PASS_THROUGH = (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit)
-
-
-def _short(filename: str) -> str:
-    try:
-        rel = os.path.relpath(filename)
-    except ValueError:  # another drive (Windows)
-        return filename
-    return filename if rel.startswith("..") else rel
 
 
 def as_written(evidence: str, reply: str) -> str:
@@ -109,8 +95,9 @@ def bind(rule_type: str, params: dict[str, Any], rule_id: str, weight: float = 1
 
 def combine(rows: Sequence[RuleRow], logic: Literal["all", "any", "weighted"],
             threshold: float) -> RuleLogicResult:
-    """Combine explicit rule rows; not-applicable rows take no part."""
-    live = [r for r in rows if r.status != "not_applicable"]
+    """Combine explicit rule rows; not-applicable rows and rows of a rule that raised (no
+    verdict) take no part."""
+    live = [r for r in rows if r.status not in ("not_applicable", "error")]
     passed = [r for r in live if r.status == "passed"]
     score: float | None
     if not live:
