@@ -1,7 +1,7 @@
 """pytest hooks: options, and — in a project that uses the plugin — the objects of each role.
 
 The plugin is installed everywhere its package is, so it is inert unless the
-project uses it (:func:`~.project.is_active`): no scheduler, no collector, no
+project uses it (:func:`is_active`): no scheduler, no collector, no
 option changed, nothing loaded. When active, it registers the objects the
 process's role needs, whose methods are the hooks:
 
@@ -17,11 +17,12 @@ costs the same with and without it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["Dispatch"]
+__all__ = ["Dispatch", "is_active"]
 
 _MARKERS = (
     "P0: priority 0 — red-line behaviour (select with -m P0)",
@@ -67,9 +68,21 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    from .project import is_active
+def is_active(config: pytest.Config) -> bool:
+    """The plugin works only in a project that uses it, and is inert everywhere else.
 
+    Active when the rootdir has an ``agenteval.yaml``, ``--agenteval-config`` is
+    given, or the ini key ``agenteval_paths`` is set. Decided here, importing
+    nothing: this runs in every pytest run of every project where it is installed.
+    """
+    if config.getoption("agenteval_config", None):
+        return True
+    if (Path(config.rootpath) / "agenteval.yaml").is_file():
+        return True
+    return bool(config.getini("agenteval_paths"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
     if not is_active(config):
         _refuse_stray_options(config)
         return

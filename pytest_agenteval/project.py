@@ -26,25 +26,12 @@ if TYPE_CHECKING:
     from .plan import ItemPlan
     from .taxonomy import Taxonomy
 
-__all__ = ["LOAD_ITEM", "IdRegistry", "Project", "is_active"]
+__all__ = ["LOAD_ITEM", "IdRegistry", "Project"]
 
 T = TypeVar("T")
 
 #: The name of the item that stands for a case file that could not be loaded.
 LOAD_ITEM = "[load]"
-
-
-def is_active(config: pytest.Config) -> bool:
-    """The plugin works only in a project that uses it (SPEC: inert everywhere else).
-
-    Active when the rootdir has an ``agenteval.yaml``, ``--agenteval-config`` is
-    given, or the ini key ``agenteval_paths`` is set.
-    """
-    if config.getoption("agenteval_config", None):
-        return True
-    if (Path(config.rootpath) / "agenteval.yaml").is_file():
-        return True
-    return bool(config.getini("agenteval_paths"))
 
 
 class IdRegistry:

@@ -21,7 +21,12 @@ def test_x(i):
 """
 
 REPORT_PLUGINS = """\
+import sys
+
+
 def pytest_sessionfinish(session):
+    ours = sorted(m for m in sys.modules if m.startswith(("pytest_agenteval", "pydantic")))
+    print("AGENTEVAL-MODULES", ours)
     pm = session.config.pluginmanager
     names = [n for n in ("agenteval-runner", "agenteval-recorder", "agenteval-collection",
                          "agenteval-dispatch") if pm.get_plugin(n) is not None]
@@ -48,9 +53,12 @@ def test_a_plain_project_keeps_xdists_own_scheduler_and_no_object_of_ours(plain,
 
 
 def test_a_plain_project_registers_nothing_and_collects_no_yaml(plain) -> None:
-    result = plain.runpytest("-s", "cases", "test_plain.py")
+    result = plain.runpytest_subprocess("-s", "cases", "test_plain.py")
     result.assert_outcomes(passed=8)
     assert "AGENTEVAL-OBJECTS [] []" in result.stdout.str()
+    # configured and run, the plugin loaded nothing beyond its entry point and hook specs
+    assert ("AGENTEVAL-MODULES ['pytest_agenteval', 'pytest_agenteval.hookspecs', "
+            "'pytest_agenteval.plugin']") in result.stdout.str()
     assert not (plain.path / "reports").exists()
 
 
