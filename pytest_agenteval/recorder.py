@@ -34,8 +34,8 @@ class Recorder:
         self.role = role
         self.expected: list[str] | None = None
         self.results: dict[str, ItemResult] = {}
-        #: the cases[] record of each result, made once as it arrives
-        self.records: dict[str, dict[str, Any]] = {}
+        #: the cases[] record of each result as JSON text, made once as it arrives
+        self.lines: dict[str, str] = {}
         self.duplicates: list[str] = []
         self.unloadable: list[str] = []
         self.lost: dict[str, str] = {}
@@ -107,8 +107,8 @@ class Recorder:
         if nodeid in self.results:
             self.duplicates.append(nodeid)
         self.results[nodeid] = item
-        record = self.records[nodeid] = case_record(payload)
-        self.writer.append(record)
+        record = case_record(payload)
+        self.lines[nodeid] = self.writer.append(record)
         self.config.hook.pytest_agenteval_case_result(config=self.config, result=record,
                                                       item=item)
 
@@ -159,12 +159,12 @@ class Recorder:
         assert self.gate is not None
         doc = {
             "run": self._run_meta(items),
-            "cases": list(self.records.values()),
+            "cases": None,  # the records, as written to results.jsonl
             "metrics": self.metrics.to_json(),
             "gate": self.gate.model_dump(mode="json"),
             "completeness": self.completeness.model_dump(mode="json"),
         }
-        return self.writer.finish(doc)
+        return self.writer.finish(doc, list(self.lines.values()))
 
     def _completeness(self, session: pytest.Session, exitstatus: int) -> Completeness:
         expected = self.expected or []

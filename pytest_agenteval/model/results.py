@@ -149,7 +149,10 @@ class JudgeResult(_Result):
                                                        "agent_error")
 
 
-NO_JUDGE = JudgeResult(reason="no judge configured", reason_code="not_configured")
+def no_judge() -> JudgeResult:
+    """L3 where no judge is configured (a plain function: pydantic inspects a default
+    factory's signature on every ``model_construct``, and a bound method costs more)."""
+    return JudgeResult(reason="no judge configured", reason_code="not_configured")
 
 
 class TaskResult(_Result):
@@ -195,7 +198,7 @@ class TurnResult(_Result):
     rules: list[RuleRow] = Field(default_factory=list)
     rule_logic: RuleLogicResult | None = None
     intent: IntentResult = Field(default_factory=IntentResult)
-    judge: JudgeResult = Field(default_factory=NO_JUDGE.model_copy)
+    judge: JudgeResult = Field(default_factory=no_judge)
     conversation_id: str | None = None
     expected: Expectation = Field(default_factory=Expectation)
 
@@ -220,7 +223,7 @@ class ItemResult(_Result):
     history: list[Message] = Field(default_factory=list)
     turns: list[TurnResult] = Field(default_factory=list)
     turns_planned: int = 1
-    judge: JudgeResult = Field(default_factory=NO_JUDGE.model_copy)
+    judge: JudgeResult = Field(default_factory=no_judge)
     task: TaskResult = Field(default_factory=TaskResult)
     nodeid: str = ""
     file: str = ""

@@ -111,16 +111,16 @@ def _case_fields(turn: dict[str, Any], history: list[dict[str, Any]]) -> dict[st
     }
 
 
-def _write_document(out: TextIO, document: dict[str, Any]) -> None:
+def _write_document(out: TextIO, document: dict[str, Any], cases: list[str]) -> None:
+    """``document`` indented; its ``cases`` key holds ``cases`` (records already in JSON),
+    one per line."""
     out.write("{")
     for i, (key, value) in enumerate(document.items()):
         out.write(("," if i else "") + f"\n  {json.dumps(key)}: ")
-        if key == "cases" and isinstance(value, list):
-            lines = [json.dumps(case, ensure_ascii=False) for case in value]
-            out.write("[\n    " + ",\n    ".join(lines) + "\n  ]" if lines else "[]")
+        if key == "cases":
+            out.write("[\n    " + ",\n    ".join(cases) + "\n  ]" if cases else "[]")
         else:
-            text = json.dumps(value, ensure_ascii=False, indent=2)
-            out.write(text.replace("\n", "\n  "))
+            out.write(json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  "))
     out.write("\n}\n")
 
 
@@ -152,17 +152,22 @@ class RunRecorder:
             self.run_dir = path
         return self.run_dir
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Write one finished item to ``results.jsonl`` and flush it to disk."""
+    def append(self, record: dict[str, Any]) -> str:
+        """Write one finished item to ``results.jsonl`` and flush it to disk; returns its
+        JSON text (``results.json`` reuses it: a string costs the garbage collector
+        nothing, the record's objects would, for the rest of the run)."""
         if self._lines is None:
             self._lines = (self._ensure_dir() / "results.jsonl").open("a", encoding="utf-8")
-        self._lines.write(json.dumps(record, ensure_ascii=False) + "\n")
+        line = json.dumps(record, ensure_ascii=False)
+        self._lines.write(line + "\n")
         self._lines.flush()  # in the OS now: survives Ctrl-C and a crashed pytest
+        return line
 
-    def finish(self, document: dict[str, Any]) -> Path:
+    def finish(self, document: dict[str, Any], cases: list[str]) -> Path:
         """Write ``results.json`` atomically; returns its path.
 
-        Indented for reading, except that each entry of ``cases`` is one line: the
+        ``cases`` are the records as :meth:`append` wrote them. The document is
+        indented for reading, except that each entry of ``cases`` is one line: the
         pure-Python indenting encoder costs about 1 ms per case, the C encoder a
         tenth of that, and one case per line is what ``grep`` wants anyway.
         """
@@ -174,7 +179,7 @@ class RunRecorder:
         path = run_dir / "results.json"
         tmp = path.with_suffix(".json.tmp")
         with tmp.open("w", encoding="utf-8") as out:
-            _write_document(out, document)
+            _write_document(out, document, cases)
         tmp.replace(path)
         return path
 

@@ -39,7 +39,7 @@ class BoundRule:
 
     def row(self, outcome: RuleOutcome, turn: TurnView) -> RuleRow:
         """The row of ``outcome`` on ``turn``, evidence quoted as the agent wrote it."""
-        return RuleRow.model_construct(  # built per rule per turn: checked where recorded
+        return RuleRow(
             rule_id=self.rule_id, type=self.rule_type.name, status=outcome.status,
             reason=outcome.reason, evidence=as_written(outcome.evidence, turn.reply),
             score=outcome.score, weight=self.weight, veto=self.veto, layer=self.layer,
@@ -114,4 +114,4 @@ def combine(rows: Sequence[RuleRow], logic: Literal["all", "any", "weighted"],
     else:
         ok, score = len(passed) == len(live), len(passed) / len(live)
         reason = f"all: {len(passed)} of {len(live)} rules passed"
-    return RuleLogicResult.model_construct(logic=logic, passed=ok, score=score, reason=reason)
+    return RuleLogicResult(logic=logic, passed=ok, score=score, reason=reason)
