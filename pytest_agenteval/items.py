@@ -23,7 +23,6 @@ from .yamlio import SourceError, locate
 if TYPE_CHECKING:
     from .ledger import LedgerRule
     from .model.ledger import Example
-    from .model.results import ItemResult
     from .plan import ItemPlan
     from .project import Project
 
@@ -124,17 +123,16 @@ class CaseItem(_VerdictItem):
         from .report.text import explain
 
         result = get_runner(self.config).run(self)
-        self.payload = get_project(self.config).masker.result(result)
+        self.payload = get_project(self.config).masker.result(result, **self.identity())
         if result.status in ("failed", "error"):
             shown = ItemResult.model_validate(self.payload)  # the masked result, then cut
             raise CaseVerdict(result.status, explain(shown))
 
-    def identify(self, result: ItemResult) -> ItemResult:
-        """``result`` with where it comes from: node id, file, line, trial."""
+    def identity(self) -> dict[str, Any]:
+        """Where a result comes from: node id, file, line, trial."""
         trials = self.trials if self.trial is not None else None
-        return result.model_copy(update={"nodeid": self.nodeid, "file": self.file,
-                                         "line": self.line, "trial": self.trial,
-                                         "trials": trials})
+        return {"nodeid": self.nodeid, "file": self.file, "line": self.line,
+                "trial": self.trial, "trials": trials}
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = None if self.line is None else self.line - 1

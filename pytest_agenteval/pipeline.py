@@ -51,12 +51,6 @@ def _ms_since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
 
-def _expected(turn: TurnPlan) -> r.Expectation:
-    exp = turn.expected
-    return r.Expectation(behavior=exp.behavior, outcome=exp.outcome,
-                         intent_code=exp.intent_code, assertions=dict(exp.assertions))
-
-
 def error_turn(index: int, turn: TurnPlan, error: r.AgentError, latency: float) -> r.TurnResult:
     """A turn the agent did not answer: no rule, intent or judge verdict."""
     exp = turn.expected
@@ -64,7 +58,7 @@ def error_turn(index: int, turn: TurnPlan, error: r.AgentError, latency: float) 
                             reason="the agent did not answer", reason_code="agent_error")
     return r.TurnResult(index=index, input=turn.input, knowledge=turn.knowledge,
                         extra=turn.extra, status="error", error=error, latency_ms=latency,
-                        intent=intent, expected=_expected(turn))
+                        intent=intent, expected=turn.expectation)
 
 
 def judge_intent(turn: TurnPlan, reply: AgentReply, taxonomy: Taxonomy) -> r.IntentResult:
@@ -92,7 +86,7 @@ async def _evaluate(rules: tuple[BoundRule, ...],
                     view: TurnView) -> list[r.RuleRow | RuleCrash]:
     """Every rule on the turn: sync checks inline, async ones concurrently, in rule order."""
     if not any(rule.rule_type.is_async for rule in rules):
-        return [await rule.aevaluate(view) for rule in rules]
+        return [rule.check(view) for rule in rules]
     return list(await asyncio.gather(*(rule.aevaluate(view) for rule in rules)))
 
 
@@ -136,7 +130,7 @@ async def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: A
         index=index, input=turn.input, knowledge=turn.knowledge, extra=turn.extra,
         reply=reply.output, status=status, failure_reasons=reasons, error=error,
         latency_ms=latency, rules=rows, rule_logic=explicit, intent=intent,
-        conversation_id=reply.conversation_id, expected=_expected(turn),
+        conversation_id=reply.conversation_id, expected=turn.expectation,
     )
 
 
@@ -145,23 +139,26 @@ def item_result(plan: ItemPlan, turns: list[r.TurnResult]) -> r.ItemResult:
     status = r.worst(t.status for t in turns)
     return r.ItemResult(
         id=plan.id, kind=plan.kind, status=status, **plan.meta,
-        history=[r.Message.model_validate(h) for h in plan.history],
+        history=plan.messages,
         turns=turns, turns_planned=len(plan.turns), task=_task(plan, status),
     )
 
 
+_PENDING = r.TaskResult(reason="task completion is judged by the task-completion layer",
+                        reason_code="pending_layer")
+_TASK_BY_STATUS = {
+    "error": r.TaskResult(reason="error cases are excluded", reason_code="error_excluded"),
+    **{status: r.TaskResult(success_level=level, status="evaluated",
+                            reason="no task: success level follows the case verdict",
+                            reason_code="follows_verdict")
+       for status, level in (("passed", "success"), ("review", "partial"),
+                             ("failed", "failure"))},
+}
+
+
 def _task(plan: ItemPlan, status: r.ItemStatus) -> r.TaskResult:
     """Success level (SPEC 6). Items with a task wait for the task-completion layer."""
-    if plan.task is not None:
-        return r.TaskResult(reason="task completion is judged by the task-completion layer",
-                            reason_code="pending_layer")
-    if status == "error":
-        return r.TaskResult(reason="error cases are excluded", reason_code="error_excluded")
-    levels: dict[str, r.SuccessLevel] = {"passed": "success", "review": "partial"}
-    level = levels.get(status, "failure")
-    return r.TaskResult(success_level=level, status="evaluated",
-                        reason="no task: success level follows the case verdict",
-                        reason_code="follows_verdict")
+    return _PENDING if plan.task is not None else _TASK_BY_STATUS[status]
 
 
 def start_failure(plan: ItemPlan, error: r.AgentError) -> r.ItemResult:

@@ -7,9 +7,11 @@ collection, so every rule type and param error surfaces there, with its line.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .model import results as r
 from .model.cases import Case, Expected, RuleSpec, Scenario, Task
 from .rules.evaluate import BoundRule, bind
 
@@ -31,6 +33,13 @@ class TurnPlan:
     rule_logic: Literal["all", "any", "weighted"] = "all"
     rule_pass_threshold: float = 0.7
 
+    @functools.cached_property
+    def expectation(self) -> r.Expectation:
+        """The expectation as every result of this turn records it (built once, shared)."""
+        exp = self.expected
+        return r.Expectation(behavior=exp.behavior, outcome=exp.outcome,
+                             intent_code=exp.intent_code, assertions=dict(exp.assertions))
+
 
 @dataclass(frozen=True)
 class ItemPlan:
@@ -47,6 +56,11 @@ class ItemPlan:
     turns: tuple[TurnPlan, ...]
     meta: dict[str, Any] = field(default_factory=dict)
     task: Task | None = None
+
+    @functools.cached_property
+    def messages(self) -> list[r.Message]:
+        """The initial history as results record it (built once, shared)."""
+        return [r.Message.model_validate(h) for h in self.history]
 
 
 class RuleBindError(ValueError):
@@ -97,7 +111,7 @@ def _meta(item: Case | Scenario, behaviors: list[str], outcome: str | None) -> d
         "source": item.source,
         "review_status": item.review_status,
         "tags": list(item.tags),
-        "pair": item.pair.model_dump() if item.pair else None,
+        "pair": r.PairRef(**item.pair.model_dump()) if item.pair else None,
         "behaviors": behaviors,
         "judge_enabled": item.judge is not False,
         "outcome": outcome,

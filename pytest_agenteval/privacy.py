@@ -98,43 +98,42 @@ class Masker:
         int): it then becomes the masked text. Other JSON scalars are kept; anything
         else is written as masked text (a date, a Path, a numpy float).
         """
-        kind = type(value)
-        if kind is str:
-            return self.text(value)
-        if kind is dict:
-            text, leaf = self.text, self._leaf
-            return {text(k) if type(k) is str else text(str(k)): leaf(v)
-                    for k, v in value.items()}
-        if kind is list or kind is tuple:
-            return [self._leaf(v) for v in value]
-        return self._leaf(value)
+        memo, text = self._memo, self.text
 
-    def _leaf(self, value: Any) -> Any:
-        kind = type(value)
-        if kind is str:
-            return self.text(value)
-        if value is None or kind is bool:
-            return value
-        if kind is int or kind is float:
-            return self._number(value)
-        if kind is dict or kind is list or kind is tuple:
-            return self.data(value)
-        if isinstance(value, dict | list | tuple):  # a subclass: as its plain form
-            return self.data(dict(value) if isinstance(value, dict) else list(value))
-        return self.text(str(value))
+        def walk(v: Any) -> Any:  # one call per node, the memo inlined: results are large
+            kind = type(v)
+            if kind is str:
+                hit = memo.get(v)
+                return hit if hit is not None else text(v)
+            if kind is dict:
+                return {(memo.get(k) or text(k)) if type(k) is str else text(str(k)): walk(x)
+                        for k, x in v.items()}
+            if kind is list or kind is tuple:
+                return [walk(x) for x in v]
+            if v is None or kind is bool:
+                return v
+            if kind is int or kind is float:
+                return v if -_SMALL < v < _SMALL else self._number(v)
+            if isinstance(v, dict):  # a subclass: as its plain form
+                return walk(dict(v))
+            if isinstance(v, list | tuple):
+                return walk(list(v))
+            return text(str(v))
+
+        return walk(value)
 
     def _number(self, value: float) -> Any:
-        if -_SMALL < value < _SMALL:
-            return value
         text = str(value)
         masked = self.text(text)
         return value if masked == text else masked
 
-    def result(self, item: ItemResult) -> dict[str, Any]:
+    def result(self, item: ItemResult, **identity: Any) -> dict[str, Any]:
         """An item's result as it may leave the process: JSON-native and masked.
 
+        ``identity`` (``nodeid``, ``file``, ``line``, ``trial``, ``trials``) is set on it.
         Its identity (id, node id, file) is the test data's own name and stays as written.
         """
         masked: dict[str, Any] = self.data(item.model_dump(mode="json"))
         masked.update(id=item.id, nodeid=item.nodeid, file=item.file)
+        masked.update(identity)
         return masked

@@ -34,6 +34,8 @@ class Recorder:
         self.role = role
         self.expected: list[str] | None = None
         self.results: dict[str, ItemResult] = {}
+        #: results not validated yet (see :meth:`_record`)
+        self.payloads: dict[str, dict[str, Any]] = {}
         #: the cases[] record of each result as JSON text, made once as it arrives
         self.lines: dict[str, str] = {}
         self.duplicates: list[str] = []
@@ -92,7 +94,7 @@ class Recorder:
         payload = getattr(report, "agenteval", None)
         if report.when == "call" and isinstance(payload, dict):
             self._record(report.nodeid, payload)
-        elif report.failed and report.nodeid not in self.results:
+        elif report.failed and report.nodeid not in self.lines:
             text = self.project.masker.text(str(report.longrepr))[:2000]
             if "crashed" in text:
                 text += (" — the worker died with this item (or one it was running ahead)"
@@ -100,17 +102,31 @@ class Recorder:
             self.lost[report.nodeid] = f"no result ({report.when}): {text}"
 
     def _record(self, nodeid: str, payload: dict[str, Any]) -> None:
-        """One item's result, as it came with its report (masked JSON): check, keep, write."""
+        """One item's result, as it came with its report (masked JSON): keep, write, tell.
+
+        It is validated into an :class:`ItemResult` at the end of the run, together with
+        the others, unless a ``pytest_agenteval_case_result`` hook wants it now: while
+        items run, this thread shares the interpreter with the engine's.
+        """
         from .report.record import case_record
 
-        item = ItemResult.model_validate(payload)
-        if nodeid in self.results:
+        if nodeid in self.lines:
             self.duplicates.append(nodeid)
-        self.results[nodeid] = item
         record = case_record(payload)
         self.lines[nodeid] = self.writer.append(record)
-        self.config.hook.pytest_agenteval_case_result(config=self.config, result=record,
-                                                      item=item)
+        hook = self.config.hook.pytest_agenteval_case_result
+        if hook.get_hookimpls():
+            item = self.results[nodeid] = ItemResult.model_validate(payload)
+            hook(config=self.config, result=record, item=item)
+        else:
+            self.payloads[nodeid] = payload
+
+    def _validated(self) -> list[ItemResult]:
+        """Every result, in the order the items reported."""
+        for nodeid, payload in self.payloads.items():
+            self.results[nodeid] = ItemResult.model_validate(payload)
+        self.payloads.clear()
+        return [self.results[n] for n in self.lines]
 
     def pytest_report_teststatus(self, report: pytest.TestReport,
                                  config: pytest.Config) -> tuple[str, str, Any] | None:
@@ -133,7 +149,7 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.config.option.collectonly:
             return
-        if not self.results and not self.expected and not self.lost and not self.unloadable:
+        if not self.lines and not self.expected and not self.lost and not self.unloadable:
             return
         self._finish(session, exitstatus)
 
@@ -141,7 +157,7 @@ class Recorder:
         from .metrics import summarize
         from .metrics.gates import evaluate_gate, exit_status, not_configured
 
-        items = list(self.results.values())
+        items = self._validated()
         gates, source = self.project.gates
         self.metrics = summarize(items, self.project.labels(),
                                  gates.red_lines if gates else None)
@@ -168,11 +184,11 @@ class Recorder:
 
     def _completeness(self, session: pytest.Session, exitstatus: int) -> Completeness:
         expected = self.expected or []
-        missing = [n for n in expected if n not in self.results]
+        missing = [n for n in expected if n not in self.lines]
         stopped = bool(session.shouldstop or session.shouldfail
                        or exitstatus == pytest.ExitCode.INTERRUPTED)
         return Completeness(
-            expected=len(expected), received=len(self.results), missing=missing,
+            expected=len(expected), received=len(self.lines), missing=missing,
             lost=dict(self.lost), duplicates=sorted(set(self.duplicates)),
             collection_errors=sorted(set(self.unloadable)), stopped_early=stopped,
             complete=not missing and not self.duplicates and not self.unloadable)

@@ -128,11 +128,11 @@ class Runner:
         engine = self.engine()
         if engine is None:
             assert self._engine_error is not None
-            return item.identify(start_failure(item.plan, self._engine_error))
+            return start_failure(item.plan, self._engine_error)
         cases = self._cases if self._cases is not None else [item]
         ahead = self.prefetch.ahead(item.nodeid, cases)
         engine.submit_many((it.nodeid, it.plan) for it in ahead)
-        return item.identify(engine.result(item.nodeid, item.plan))
+        return engine.result(item.nodeid, item.plan)
 
     def close(self) -> None:
         """Stop the engine; never raises (a session must finish and write its record)."""

@@ -70,14 +70,20 @@ class _Result(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Message(_Result):
+class _Frozen(BaseModel):
+    """A part of a result that many results may share (built once per plan or per run)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Message(_Frozen):
     """One message of a conversation's history."""
 
     role: Literal["user", "assistant"]
     content: str
 
 
-class PairRef(_Result):
+class PairRef(_Frozen):
     """Membership in a robustness pair."""
 
     group: str
@@ -128,7 +134,9 @@ class IntentResult(_Result):
 
 
 class JudgeResult(_Result):
-    """L3 on one turn (or the summary of an item's turns)."""
+    """L3 on one turn (or the summary of an item's turns). Immutable: the default is shared."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     status: JudgeStatus = "not_evaluated"
     scores: dict[str, int | None] | None = None
@@ -149,13 +157,11 @@ class JudgeResult(_Result):
                                                        "agent_error")
 
 
-def no_judge() -> JudgeResult:
-    """L3 where no judge is configured (a plain function: pydantic inspects a default
-    factory's signature on every ``model_construct``, and a bound method costs more)."""
-    return JudgeResult(reason="no judge configured", reason_code="not_configured")
+#: L3 where no judge is configured (the default of every turn and item)
+NO_JUDGE = JudgeResult(reason="no judge configured", reason_code="not_configured")
 
 
-class TaskResult(_Result):
+class TaskResult(_Frozen):
     """Task completion of an item (SPEC 6): completion rate and success level."""
 
     completion_rate: float | None = None
@@ -174,7 +180,7 @@ class AgentError(_Result):
     traceback: str | None = None
 
 
-class Expectation(_Result):
+class Expectation(_Frozen):
     """The expectation of a turn, as the record shows it."""
 
     behavior: str | None = None
@@ -198,7 +204,7 @@ class TurnResult(_Result):
     rules: list[RuleRow] = Field(default_factory=list)
     rule_logic: RuleLogicResult | None = None
     intent: IntentResult = Field(default_factory=IntentResult)
-    judge: JudgeResult = Field(default_factory=no_judge)
+    judge: JudgeResult = NO_JUDGE
     conversation_id: str | None = None
     expected: Expectation = Field(default_factory=Expectation)
 
@@ -223,7 +229,7 @@ class ItemResult(_Result):
     history: list[Message] = Field(default_factory=list)
     turns: list[TurnResult] = Field(default_factory=list)
     turns_planned: int = 1
-    judge: JudgeResult = Field(default_factory=no_judge)
+    judge: JudgeResult = NO_JUDGE
     task: TaskResult = Field(default_factory=TaskResult)
     nodeid: str = ""
     file: str = ""

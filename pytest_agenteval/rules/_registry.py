@@ -101,10 +101,11 @@ class RuleType(Generic[P]):
     params: type[P]
     check: Callable[[P, TurnView], RuleOutcome | Awaitable[RuleOutcome]]
     doc: str = ""
+    #: ``check`` is ``async def`` (decided once: it is asked on every turn)
+    is_async: bool = field(init=False, default=False)
 
-    @property
-    def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.check)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.check))
 
     async def aevaluate(self, params: P, turn: TurnView) -> RuleOutcome:
         """Run the check on the event loop (awaited when it is async)."""
@@ -114,7 +115,7 @@ class RuleType(Generic[P]):
         return _checked(self.name, outcome)
 
     def evaluate(self, params: P, turn: TurnView) -> RuleOutcome:
-        """Run the check outside an event loop (ledger examples, tests)."""
+        """Run a sync check anywhere, an async one outside an event loop (ledger examples)."""
         outcome = self.check(params, turn)
         if inspect.isawaitable(outcome):
             outcome = asyncio.run(_awaited(outcome))

@@ -55,13 +55,25 @@ class BoundRule:
                       layer=self.layer, origin=self.origin)
         return RuleCrash(row, user_traceback(exc))
 
+    def check(self, turn: TurnView) -> RuleRow | RuleCrash:
+        """Evaluate a sync check; a rule type that raises gives a :class:`RuleCrash`."""
+        try:
+            outcome = self.rule_type.evaluate(self.params, turn)
+        except _PASS_THROUGH:
+            raise
+        except BaseException as exc:  # a user's rule (sys.exit() too) must not end the run
+            return self.crash(exc)
+        return self.row(outcome, turn)
+
     async def aevaluate(self, turn: TurnView) -> RuleRow | RuleCrash:
-        """Evaluate on the event loop; a rule type that raises gives a :class:`RuleCrash`."""
+        """Evaluate on the event loop (an async check is awaited); see :meth:`check`."""
+        if not self.rule_type.is_async:
+            return self.check(turn)
         try:
             outcome = await self.rule_type.aevaluate(self.params, turn)
         except _PASS_THROUGH:
             raise
-        except BaseException as exc:  # a user's rule (sys.exit() too) must not end the run
+        except BaseException as exc:
             return self.crash(exc)
         return self.row(outcome, turn)
 
