@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ class Masker:
         self.secrets = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
         #: a result's strings repeat (field names, rule ids, reasons): mask each once
         self._memo: dict[str, str] = {}
+        self._walk = self._walker()
 
     def text(self, value: str) -> str:
         masked = self._memo.get(value)
@@ -98,7 +99,12 @@ class Masker:
         int): it then becomes the masked text. Other JSON scalars are kept; anything
         else is written as masked text (a date, a Path, a numpy float).
         """
-        memo, text = self._memo, self.text
+        return self._walk(value)
+
+    def _walker(self) -> Callable[[Any], Any]:
+        """The recursive walk of :meth:`data`, built once per masker: a closure that calls
+        itself is a reference cycle, and one per call would be garbage for the collector."""
+        memo, text, number = self._memo, self.text, self._number
 
         def walk(v: Any) -> Any:  # one call per node, the memo inlined: results are large
             kind = type(v)
@@ -113,14 +119,14 @@ class Masker:
             if v is None or kind is bool:
                 return v
             if kind is int or kind is float:
-                return v if -_SMALL < v < _SMALL else self._number(v)
+                return v if -_SMALL < v < _SMALL else number(v)
             if isinstance(v, dict):  # a subclass: as its plain form
                 return walk(dict(v))
             if isinstance(v, list | tuple):
                 return walk(list(v))
             return text(str(v))
 
-        return walk(value)
+        return walk
 
     def _number(self, value: float) -> Any:
         text = str(value)
