@@ -25,8 +25,38 @@ def _user_tb(exc: BaseException) -> TracebackType | None:
 
 
 def user_traceback(exc: BaseException) -> str:
-    """``exc`` formatted from its first frame outside the plugin."""
-    return "".join(traceback.format_exception(type(exc), exc, _user_tb(exc)))
+    """``exc`` formatted from its first frame outside the plugin, with its causes.
+
+    Formatted here rather than by :func:`traceback.format_exception`: on Python 3.11 that
+    calls :func:`ast.parse` for the ``^^^`` marks, and this runs on the engine's thread
+    while pytest's main thread may be parsing a module it rewrites. 3.11 keeps one AST
+    recursion counter for every thread, so the two corrupt it and either may raise
+    ``SystemError: AST constructor recursion depth mismatch`` (CPython gh-106905).
+    """
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen and len(chain) < 10:
+        chain.append(link)
+        seen.add(id(link))
+        link = link.__cause__ or (None if link.__suppress_context__ else link.__context__)
+    parts: list[str] = []
+    for i, link in enumerate(reversed(chain)):
+        if i:
+            parts.append(_CAUSED if link.__cause__ is chain[-i] else _DURING)
+        tb = _user_tb(link) if link is exc else link.__traceback__
+        if tb is not None:
+            parts.append("Traceback (most recent call last):\n")
+            for frame in traceback.extract_tb(tb):
+                parts.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}\n')
+                if frame.line:
+                    parts.append(f"    {frame.line.strip()}\n")
+        parts += traceback.format_exception_only(type(link), link)
+    return "".join(parts)
+
+
+_CAUSED = "\nThe above exception was the direct cause of the following exception:\n\n"
+_DURING = "\nDuring handling of the above exception, another exception occurred:\n\n"
 
 
 def user_location(exc: BaseException, fallback: object = None) -> str:

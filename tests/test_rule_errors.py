@@ -140,3 +140,36 @@ def quitter(p: agenteval.NoParams, turn: agenteval.TurnView) -> agenteval.RuleOu
     result = pytester.runpytest_subprocess("cases", timeout=60)
     result.assert_outcomes(passed=1, errors=1)
     assert by_id(read_record(pytester.path))["S-1"]["error"]["kind"] == "rule"
+
+
+def _raises_with_a_cause() -> int:
+    try:
+        found = {}["missing"] + 1  # a part of the line: 3.11 marks it, parsing the line
+    except KeyError as exc:
+        raise ValueError("the rule's own error") from exc
+    return found
+
+
+def test_the_user_traceback_is_formatted_without_the_ast_module(monkeypatch) -> None:
+    """On 3.11, ``traceback.format_exception`` calls ``ast.parse`` (for its ``^^^`` marks),
+    and two threads parsing at once corrupt the shared AST recursion counter (CPython
+    gh-106905): a crashing rule on the engine thread once made pytest's assertion
+    rewriter raise ``SystemError`` on the main thread, an INTERNALERROR."""
+    import ast
+
+    from pytest_agenteval._traceback import user_traceback
+
+    parsed: list[object] = []  # (the traceback module suppresses what a patched parse raises)
+    monkeypatch.setattr(ast, "parse", lambda source, *args, **kwargs: parsed.append(source))
+    try:
+        _raises_with_a_cause()
+    except ValueError as exc:
+        text = user_traceback(exc)
+    monkeypatch.undo()  # pytest parses too, to show a failure
+    assert parsed == []
+    assert text.startswith("Traceback (most recent call last):\n")
+    assert "KeyError: 'missing'" in text
+    assert "The above exception was the direct cause of the following exception:" in text
+    assert 'found = {}["missing"] + 1' in text
+    assert 'raise ValueError("the rule\'s own error") from exc' in text
+    assert text.endswith("ValueError: the rule's own error\n")
