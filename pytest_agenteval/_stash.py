@@ -10,10 +10,12 @@ if TYPE_CHECKING:
     from .project import Project
     from .runner import Runner
 
-__all__ = ["PROJECT", "RUNNER", "get_project", "get_runner"]
+__all__ = ["PROJECT", "RUNNER", "WIRE", "get_project", "get_runner"]
 
 PROJECT = pytest.StashKey["Project"]()
 RUNNER = pytest.StashKey["Runner"]()
+#: the report attribute an item's result travels under from an xdist worker, as JSON text
+WIRE = "agenteval_json"
 
 
 def get_project(config: pytest.Config) -> Project:

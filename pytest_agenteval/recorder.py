@@ -8,12 +8,15 @@ collected, and at the end computes the metrics, decides the gate, writes
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ._stash import WIRE
 from .model.results import Completeness, ItemResult
 
 if TYPE_CHECKING:
@@ -83,6 +86,17 @@ class Recorder:
             self.expected = expected  # (a run stopped by the preflight records nothing)
 
     # -- what was run ------------------------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_from_serializable(self, data: Any) -> Generator[None, Any, Any]:
+        """A worker's result arrives as JSON text (see ``Runner.pytest_report_to_serializable``)."""
+        report = yield
+        wire = getattr(report, WIRE, None)
+        if isinstance(wire, str):
+            delattr(report, WIRE)
+            report.agenteval = json.loads(wire)
+        return report
+
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         unloadable = getattr(report, "agenteval_unloadable", None)

@@ -54,7 +54,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class MetricModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Wilson(MetricModel):
