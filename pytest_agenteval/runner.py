@@ -7,6 +7,7 @@ recorder the same way with and without xdist.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import sys
@@ -34,6 +35,20 @@ def preflight(project: Project) -> None:
     if errors:
         lines = "\n".join(str(e) for e in errors)
         raise pytest.UsageError(f"agenteval: the target cannot be called:\n{lines}")
+
+
+def _freeze_once() -> None:
+    """Exempt what exists once the items are collected from the cyclic garbage collector.
+
+    That is the interpreter's and pytest's objects, pydantic's compiled validators and
+    every item's plan: alive until the process ends, and costly to walk (about 1.5 µs an
+    object). Every full collection after it — during the run, pytest's at the end, the
+    interpreter's at exit — walks only what the run made: a 1000-case run takes about a
+    second less CPU. Once per process, so that in-process pytester runs do not each pin
+    the objects of the previous one (nor undo a freeze of someone else's).
+    """
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
 
 
 class Runner:
@@ -68,8 +83,10 @@ class Runner:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._cases = [i for i in session.items if isinstance(i, CaseItem)]
-        if self.role == "single" and self._cases and not self.config.option.collectonly:
-            preflight(self.project)
+        if self._cases and not self.config.option.collectonly:
+            if self.role == "single":
+                preflight(self.project)
+            _freeze_once()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item,

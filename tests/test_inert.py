@@ -122,3 +122,26 @@ def test_a_run_without_intent_expectations_loads_no_heavy_library(standalone, py
     pytester.makeconftest(RECORD_MODULES)
     pytester.runpytest_subprocess("cases").assert_outcomes(passed=2)
     assert json.loads((pytester.path / "modules.json").read_text()) == []
+
+
+FREEZE_PROBE = """\
+import gc
+
+
+def test_frozen():
+    print("FROZEN", gc.get_freeze_count() > 0)
+"""
+
+
+@pytest.mark.parametrize("with_cases", [True, False])
+def test_collected_objects_leave_the_garbage_collector_only_in_a_run_with_cases(
+        standalone, pytester, agent, with_cases) -> None:
+    """A process that evaluates cases freezes what collection built (full collections then
+    walk only what the run makes); a run of plain tests keeps Python's own collector."""
+    standalone(f"target: {{adapter: http, url: '{agent.url}'}}\n",
+               {"a.yaml": "cases:\n  - {id: A, request: {input: 你好}}\n"})
+    pytester.makepyfile(test_probe=FREEZE_PROBE)
+    args = ["cases", "test_probe.py"] if with_cases else ["test_probe.py"]
+    result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider", *args)
+    result.assert_outcomes(passed=2 if with_cases else 1)
+    result.stdout.fnmatch_lines([f"*FROZEN {with_cases}*"])
