@@ -176,13 +176,39 @@ class Recorder:
         self.metrics = summarize(items, self.project.labels(),
                                  gates.red_lines if gates else None)
         self.completeness = self._completeness(session, exitstatus)
-        self.gate = (evaluate_gate(gates, source or "", self.metrics, items, self.completeness)
+        self.gate = (evaluate_gate(gates, source or "", self.metrics, items, self.completeness,
+                                   self._subset())
                      if gates else not_configured())
+        self._junit_gate()
         self.results_path = str(self._write(items))
         mode = str(self.config.getoption("agenteval_exit"))
         if gates is None:
             mode = "items"  # no gate to decide: the items do
         session.exitstatus = exit_status(mode, int(session.exitstatus), self.gate.result)
+
+    def _subset(self) -> str | None:
+        """How the selection was narrowed, if it was: ``-k``, ``-m``, ``--lf``, node ids."""
+        get = self.config.getoption
+        parts = [f"-k {get('keyword', '')}" if get("keyword", "") else "",
+                 f"-m {get('markexpr', '')}" if get("markexpr", "") else "",
+                 "--lf" if get("lf", False) else "",
+                 "--deselect" if get("deselect", None) else "",
+                 "node ids" if any("::" in str(a) for a in self.config.args) else ""]
+        named = [p for p in parts if p]
+        return self.project.masker.text(", ".join(named)) if named else None
+
+    def _junit_gate(self) -> None:
+        """The gate's result and reasons as JUnit suite properties (``--junitxml``)."""
+        try:
+            from _pytest.junitxml import xml_key
+        except ImportError:  # pragma: no cover - pytest moved it
+            return
+        xml = self.config.stash.get(xml_key, None)
+        if xml is None or self.gate is None:
+            return
+        xml.add_global_property("agenteval_gate", self.gate.result)
+        for reason in self.gate.reasons:
+            xml.add_global_property("agenteval_gate_reason", self.project.masker.text(reason))
 
     def _write(self, items: list[ItemResult]) -> Path:
         assert self.metrics is not None and self.completeness is not None

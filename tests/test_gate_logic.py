@@ -56,7 +56,8 @@ def test_a_red_line_that_fails_once_blocks_with_a_readable_reason() -> None:
     assert gate.reasons == ["red line BR-900 failed in 1 item(s): BYE-1"]
     assert gate.checks[0].model_dump() == {
         "check": "red_line[BR-900]", "status": "failed", "value": 1, "bound": "= 0",
-        "items": ["BYE-1"], "reason": "red line BR-900 failed in 1 item(s): BYE-1"}
+        "items": ["BYE-1"], "evaluations": 3,
+        "reason": "red line BR-900 failed in 1 item(s): BYE-1"}
 
 
 def test_a_red_line_that_holds_passes() -> None:
@@ -69,7 +70,7 @@ def test_a_red_line_that_holds_passes() -> None:
 def test_a_red_line_rule_that_raised_is_not_a_red_line_failure() -> None:
     crashed = item("X", "error", error="rule",
                    rules=[row("BR-900", "error", veto=True, origin="ledger")])
-    gate = _gate([_ok("OK-1"), crashed], red_lines=["BR-900"])
+    gate = _gate([_ok("OK-1"), crashed], red_lines=["BR-900"], max_error_rate=0.5)
     assert gate.result == "PASS"
     check = gate.checks[0]
     assert (check.status, check.value) == ("passed", 0)
@@ -249,3 +250,68 @@ def test_gate_metric_names() -> None:
     assert GateMetric(metric="recall", label="A", min=0.9).name == "recall[A]"
     assert GateMetric(metric="pass_hat_k", k=3, min=0.9).name == "pass_hat_k[k=3]"
     assert GateMetric(metric="pass_rate", max=1).name == "pass_rate"
+
+
+# --- the fail-safe: a run that proves too little never passes ---------------------------------
+
+
+def _errored(cid: str) -> ItemResult:
+    return item(cid, "error", error="connection")
+
+
+@pytest.mark.parametrize("formal", [False, True])
+def test_an_all_error_run_blocks_even_when_exploratory(formal) -> None:
+    run = [_errored(f"E-{i}") for i in range(12)]
+    gate = _gate(run, formal_requires_reviewed=formal,
+                 metrics=_metric(metric="pass_rate", min=0.5))
+    assert gate.result == "BLOCK"
+    assert gate.reasons[0] == "nothing was evaluated: 12 of 12 items are ERRORs"
+    assert "error rate 100.0% (12 of 12 items are ERRORs; required ≤ 5.0%, max_error_rate " \
+           "in gates.yaml)" in gate.reasons
+    assert exit_status("gate", 1, gate.result) == 1
+
+
+def test_an_empty_run_blocks() -> None:
+    gate = _gate([], metrics=_metric(metric="pass_rate", min=0.5))
+    assert gate.result == "BLOCK"
+    assert gate.reasons[0] == "nothing was evaluated: no item ran"
+
+
+@pytest.mark.parametrize(("bound", "verdict"), [(None, "BLOCK"), (0.1, "PASS")])
+def test_the_error_rate_above_its_bound_blocks(bound, verdict) -> None:
+    run = [_ok(f"OK-{i}") for i in range(9)] + [_errored("E-1")]  # 10% errors
+    extra = {} if bound is None else {"max_error_rate": bound}
+    gate = _gate(run, red_lines=["BR-900"], **extra)
+    assert gate.result == verdict
+    check = next(c for c in gate.checks if c.check == "error_rate")
+    assert check.value == pytest.approx(0.1)
+    assert check.status == ("failed" if verdict == "BLOCK" else "passed")
+
+
+def test_a_red_line_evaluated_zero_times_blocks_and_says_so() -> None:
+    nobody = item("OK-1", rules=[row("BR-900", "not_applicable", veto=True, origin="ledger")])
+    gate = _gate([nobody], red_lines=["BR-900"])
+    assert gate.result == "BLOCK"
+    assert gate.reasons == ["red line BR-900 was evaluated 0 times: no turn of the run is one "
+                            "it applies to (or every such turn was an ERROR)"]
+    check = gate.checks[0]
+    assert (check.status, check.value, check.evaluations) == ("failed", 0, 0)
+
+
+def test_a_metric_not_evaluated_because_of_errors_blocks_not_risks() -> None:
+    """recall[B] has no support because the only B item errored: not by design."""
+    run = [_ok(f"OK-{i}") for i in range(30)] + [_errored("B-1")]
+    gate = _gate(run, metrics=_metric(metric="recall", label="B", min=0.9))
+    assert gate.result == "BLOCK"
+    [reason] = gate.reasons
+    assert reason.startswith("recall[B] is not evaluated in this run")
+    assert reason.endswith("1 item(s) are ERRORs, which may be why")
+
+
+def test_a_subset_run_says_so_in_the_reasons() -> None:
+    spec = GatesFile(red_lines=["BR-900"], formal_requires_reviewed=False)
+    items = RUN[:2]
+    gate = evaluate_gate(spec, SOURCE, summarize(items, red_lines=spec.red_lines), items,
+                         Completeness(expected=2, received=2), subset="-k OK")
+    assert gate.result == "PASS"
+    assert gate.reasons[-1] == "subset run (-k OK): the gate covers the selected items only"

@@ -51,7 +51,7 @@ def test_a_red_line_that_fails_once_blocks_with_a_readable_reason(gated, pyteste
     gate = read_record(pytester.path)["gate"]
     assert gate["result"] == "BLOCK"
     assert gate["checks"][0] == {"check": "red_line[BR-900]", "status": "failed", "value": 1,
-                                 "bound": "= 0", "items": ["BYE-1"],
+                                 "bound": "= 0", "items": ["BYE-1"], "evaluations": 3,
                                  "reason": "red line BR-900 failed in 1 item(s): BYE-1"}
 
 
@@ -209,3 +209,42 @@ def test_gate_ids_and_labels_are_checked_against_ledger_and_taxonomy(gated, pyte
     result = pytester.runpytest("cases")
     result.stderr.fnmatch_lines(["*rules/gates.yaml:1 [[]metrics[[]0[]].label[]]: C is not a label"
                                  " of the taxonomy; known: A, B*"])
+
+
+def test_an_all_error_run_blocks_and_exits_non_zero_under_gate_mode(standalone, pytester) -> None:
+    """A refused connection on every call: 3 of 3 items ERROR. The gate may not say
+    PASS_WITH_RISK (nothing was evaluated), and CI finds the gate in JUnit and the
+    record under reports/latest."""
+    standalone("target: {adapter: http, url: 'http://127.0.0.1:9/chat', timeout_s: 2}\n",
+               {"a.yaml": CASES})
+    rules = pytester.path / "rules"
+    rules.mkdir()
+    (rules / "gates.yaml").write_text("formal_requires_reviewed: false\n", encoding="utf-8")
+    result = pytester.runpytest("cases", "--agenteval-exit=gate", "--junitxml=junit.xml")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["GATE: BLOCK  (rules/gates.yaml)",
+                                 "  - nothing was evaluated: 3 of 3 items are ERRORs",
+                                 "  - error rate 100.0% *"])
+    xml = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert '<property name="agenteval_gate" value="BLOCK" />' in xml
+    assert ('<property name="agenteval_gate_reason" value="nothing was evaluated: 3 of 3 '
+            'items are ERRORs" />') in xml
+    latest = pytester.path / "reports" / "latest"
+    assert latest.is_symlink() and not str(latest.readlink()).startswith("/")
+    assert read_record(pytester.path)["gate"]["result"] == "BLOCK"
+    assert (latest / "results.json").is_file()
+
+
+def test_a_red_line_nobody_checked_blocks(gated, pytester) -> None:
+    gated("red_lines: [BR-900]\nformal_requires_reviewed: false\n")
+    (pytester.path / "rules" / "business-rules.yaml").write_text(
+        LEDGER.replace("applies_to: {behaviors: all}", "applies_to: {behaviors: [C]}"),
+        encoding="utf-8")
+    (pytester.path / "rules" / "taxonomy.yaml").write_text(
+        "labels:\n  A: {codes: [1]}\n  B: {codes: [2]}\n  C: {codes: [3]}\n", encoding="utf-8")
+    result = pytester.runpytest("cases", "--agenteval-exit=gate", "-k", "OK")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        "GATE: BLOCK  (rules/gates.yaml)",
+        "  - red line BR-900 was evaluated 0 times: *",
+        "  - subset run (-k OK): the gate covers the selected items only"])

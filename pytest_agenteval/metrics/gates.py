@@ -5,14 +5,23 @@ Decided in this order:
 1. **BLOCK** when the run is incomplete (a selected item has no result: a
    crashed worker, an interrupted run, a case file that could not be loaded)
    — an incomplete run proves nothing.
-2. With ``formal_requires_reviewed`` and any selected item still a
+2. **BLOCK** when the run proves too little, whatever else holds (fail-safe):
+   nothing was evaluated (every item an ERROR, or no item); more than
+   ``max_error_rate`` of the items are ERRORs (default 5%); a red line was
+   evaluated 0 times; a gated metric is not evaluated while some items are
+   ERRORs (the errors may be why).
+3. With ``formal_requires_reviewed`` and any selected item still a
    ``candidate``: **EXPLORATORY** — the verdict the data would get is given in
    the reasons, and the gate does not block.
-3. **BLOCK** when a red-line rule failed even once, or a metric is outside its
+4. **BLOCK** when a red-line rule failed even once, or a metric is outside its
    bounds.
-4. **PASS_WITH_RISK** when a gated metric could not be evaluated (``None``: no
-   judge, no support for a label), or items are flaky across repeat trials.
-5. **PASS** otherwise.
+5. **PASS_WITH_RISK** when a gated metric could not be evaluated by design
+   (no judge, no support for a label, and no item is an ERROR), or items are
+   flaky across repeat trials.
+6. **PASS** otherwise.
+
+A subset run (``-k``, ``-m``, ``--lf``, node ids) says so in its reasons: its
+gate covers the selected items only.
 """
 
 from __future__ import annotations
@@ -43,10 +52,39 @@ def _red_line_check(rule_id: str, items: Sequence[ItemResult]) -> RedLineCheck:
     rows = [(i.id, row) for i in items for _, row in i.rule_rows() if row.rule_id == rule_id]
     failed = sorted({cid for cid, row in rows if row.status == "failed"})
     evaluated = sum(1 for _, row in rows if row.status not in ("not_applicable", "error"))
-    reason = (f"red line {rule_id} failed in {len(failed)} item(s): {', '.join(failed[:10])}"
-              if failed else f"red line {rule_id} held ({evaluated} checks)")
-    return RedLineCheck(check=f"red_line[{rule_id}]", status="failed" if failed else "passed",
-                        value=len(failed), bound="= 0", reason=reason, items=failed)
+    if failed:
+        reason = f"red line {rule_id} failed in {len(failed)} item(s): {', '.join(failed[:10])}"
+    elif not evaluated:  # a red line nobody checked holds nothing
+        reason = (f"red line {rule_id} was evaluated 0 times: no turn of the run is one it "
+                  "applies to (or every such turn was an ERROR)")
+    else:
+        reason = f"red line {rule_id} held ({evaluated} checks)"
+    return RedLineCheck(check=f"red_line[{rule_id}]",
+                        status="failed" if failed or not evaluated else "passed",
+                        value=len(failed), bound="= 0", reason=reason, items=failed,
+                        evaluations=evaluated)
+
+
+def _evidence_checks(gates: GatesFile, items: Sequence[ItemResult]) -> list[GateCheck]:
+    """The fail-safe: a run must have evaluated enough to decide anything."""
+    errors = sum(1 for i in items if i.status == "error")
+    total = len(items)
+    evaluated = total - errors
+    checks = [GateCheck(
+        check="evaluated", status="passed" if evaluated else "failed", value=evaluated,
+        bound="≥ 1",
+        reason=(f"{evaluated} of {total} items evaluated" if evaluated else
+                f"nothing was evaluated: {errors} of {total} items are ERRORs" if total else
+                "nothing was evaluated: no item ran"))]
+    if total:
+        rate = errors / total
+        ok = rate <= gates.max_error_rate
+        checks.append(GateCheck(
+            check="error_rate", status="passed" if ok else "failed", value=rate,
+            bound=f"≤ {gates.max_error_rate:g}",
+            reason=f"error rate {rate:.1%} ({errors} of {total} items are ERRORs; required "
+                   f"≤ {gates.max_error_rate:.1%}, max_error_rate in gates.yaml)"))
+    return checks
 
 
 def not_configured() -> GateResult:
@@ -67,31 +105,49 @@ def _incomplete(completeness: Completeness) -> list[str]:
 
 
 def evaluate_gate(gates: GatesFile, source: str, metrics: RunMetrics,
-                  items: Sequence[ItemResult], completeness: Completeness) -> GateResult:
-    """The gate result for a finished run (see the module docstring for the order)."""
+                  items: Sequence[ItemResult], completeness: Completeness,
+                  subset: str | None = None) -> GateResult:
+    """The gate result for a finished run (see the module docstring for the order).
+
+    ``subset`` names how the run was narrowed (``-k PHONE``), if it was.
+    """
     from .stability import StabilityFamily
 
-    checks: list[RedLineCheck | GateCheck] = [_red_line_check(rid, items)
-                                              for rid in gates.red_lines]
-    checks += [_metric_check(m, metrics) for m in gates.metrics]
-    failed = [c.reason for c in checks if c.status == "failed"]
+    evidence = _evidence_checks(gates, items)
+    red = [_red_line_check(rid, items) for rid in gates.red_lines]
+    gated = [_metric_check(m, metrics) for m in gates.metrics]
+    errors = sum(1 for i in items if i.status == "error")
+    if errors:  # not evaluated, and errors in the run: maybe because of them, so no risk but BLOCK
+        gated = [c.model_copy(update={"status": "failed", "reason": c.reason + f"; {errors} "
+                                      "item(s) are ERRORs, which may be why"})
+                 if c.status == "not_evaluated" else c for c in gated]
+    checks: list[RedLineCheck | GateCheck] = [*red, *gated, *evidence]
+    unchecked = [c for c in red if not c.evaluations and not c.items]
+    blocking = [c.reason for c in evidence if c.status == "failed"] + [c.reason for c in unchecked]
+    fail_safe = {id(c) for c in [*evidence, *unchecked]}
+    failed = [c.reason for c in checks if c.status == "failed" and id(c) not in fail_safe]
     unknown = [c.reason for c in checks if c.status == "not_evaluated"]
     flaky = metrics[StabilityFamily].flaky_cases
     risks = unknown + ([f"{len(flaky)} flaky case(s) across repeat trials"] if flaky else [])
+    scope = [f"subset run ({subset}): the gate covers the selected items only"] if subset else []
     if not completeness.complete:
-        return GateResult(result="BLOCK", reasons=[*_incomplete(completeness), *failed],
+        return GateResult(result="BLOCK",
+                          reasons=[*_incomplete(completeness), *blocking, *failed, *scope],
                           checks=checks, source=source)
+    if blocking:  # the fail-safe: too little evidence, whatever else holds
+        return GateResult(result="BLOCK", reasons=[*blocking, *failed, *scope], checks=checks,
+                          source=source)
     candidates = sorted({i.id for i in items if i.review_status != "reviewed"})
     verdict = "BLOCK" if failed else ("PASS_WITH_RISK" if risks else "PASS")
     if gates.formal_requires_reviewed and candidates:
         head = (f"exploratory: {len(candidates)} of {len({i.id for i in items})} items are "
                 f"candidates (formal_requires_reviewed); on reviewed data this run would be "
                 f"{verdict}")
-        return GateResult(result="EXPLORATORY", reasons=[head, *failed, *risks], checks=checks,
-                          source=source)
+        return GateResult(result="EXPLORATORY", reasons=[head, *failed, *risks, *scope],
+                          checks=checks, source=source)
     reasons = (failed + risks if verdict != "PASS" else
                ["every red line held and every gated metric is within bounds"])
-    return GateResult(result=verdict, reasons=reasons, checks=checks, source=source)
+    return GateResult(result=verdict, reasons=[*reasons, *scope], checks=checks, source=source)
 
 
 def load_gates(path: Path, rootdir: Path, rule_ids: Sequence[str] = (),

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["GateCheck", "GateMetric", "GateResult", "GatesFile", "RedLineCheck"]
+__all__ = ["DEFAULT_MAX_ERROR_RATE", "GateCheck", "GateMetric", "GateResult", "GatesFile",
+           "RedLineCheck"]
 
 GateVerdict = Literal["PASS", "PASS_WITH_RISK", "BLOCK", "EXPLORATORY", "NOT_CONFIGURED"]
 
@@ -54,10 +55,16 @@ class GateMetric(Strict):
         return f"{self.metric}[k={self.k}]" if self.k else self.metric
 
 
+#: the share of items that may be errors (not evaluated) before the gate blocks
+DEFAULT_MAX_ERROR_RATE = 0.05
+
+
 class GatesFile(Strict):
     red_lines: list[str] = Field(default_factory=list)
     metrics: list[GateMetric] = Field(default_factory=list)
     formal_requires_reviewed: bool = True
+    #: above this share of ERROR items the run proves too little: BLOCK
+    max_error_rate: float = Field(default=DEFAULT_MAX_ERROR_RATE, ge=0, le=1)
 
 
 class GateCheck(BaseModel):
@@ -73,9 +80,11 @@ class GateCheck(BaseModel):
 
 
 class RedLineCheck(GateCheck):
-    """One red line: failed when any item failed that rule even once."""
+    """One red line: failed when any item failed that rule even once, or nobody checked it."""
 
     items: list[str]
+    #: rows of the rule with a verdict (not ``not_applicable``, not ``error``)
+    evaluations: int = 0
 
 
 class GateResult(BaseModel):

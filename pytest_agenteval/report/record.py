@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["RunRecorder", "case_record", "dataset_fingerprint", "file_sha256"]
+__all__ = ["RunRecorder", "case_record", "dataset_fingerprint", "file_sha256", "point_latest"]
 
 _VERSIONED = ("pytest-agenteval", "pytest", "pytest-xdist", "pytest-html", "aiohttp", "httpx",
               "pydantic", "openai", "PyYAML")
@@ -128,6 +128,26 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
 
 
+def point_latest(reports_dir: Path, run_dir: Path) -> None:
+    """Make ``reports/latest`` lead to ``run_dir``: a relative symlink, swapped in atomically;
+    where symlinks cannot be made, a small file holding the run folder's name instead."""
+    latest = reports_dir / "latest"
+    if latest.is_dir() and not latest.is_symlink():
+        return  # somebody's own folder of that name: leave it alone
+    tmp = reports_dir / f".latest-{os.getpid()}"
+    try:
+        tmp.unlink(missing_ok=True)
+        os.symlink(run_dir.name, tmp, target_is_directory=True)
+        os.replace(tmp, latest)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        try:
+            latest.unlink(missing_ok=True)
+            latest.write_text(run_dir.name + "\n", encoding="utf-8")
+        except OSError:
+            pass  # the record itself is written; the pointer is a convenience
+
+
 class RunRecorder:
     """Owns ``reports/<timestamp>/`` for one run."""
 
@@ -181,6 +201,7 @@ class RunRecorder:
         with tmp.open("w", encoding="utf-8") as out:
             _write_document(out, document, cases)
         tmp.replace(path)
+        point_latest(self.reports_dir, run_dir)
         return path
 
     def run_metadata(self, **fields: Any) -> dict[str, Any]:
