@@ -102,12 +102,24 @@ def locate(file: str | os.PathLike[str], rootdir: Path | None = None) -> str:
 def load_yaml(path: Path, display: str | None = None) -> YamlDoc:
     """Load one YAML document safely; raise :class:`SourceError` on any defect."""
     name = display or str(path)
+    raw = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8-sig")  # a BOM is no content
     except UnicodeDecodeError as exc:
-        raise SourceError(Location(name),
-                          f"not UTF-8 ({exc.reason}); save the file as UTF-8") from exc
+        line = raw.count(b"\n", 0, exc.start) + 1
+        start = raw.rfind(b"\n", 0, exc.start) + 1
+        prefix = raw[start:exc.start].decode("utf-8", errors="replace").lstrip("\ufeff")
+        column = len(prefix) + 1
+        raise SourceError(Location(name, line, column),
+                          f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {column}: "
+                          f"{exc.reason}); save the file as UTF-8") from None
     return loads(text, name)
+
+
+#: a YAML file may build at most this many values per node it writes (and this many more):
+#: aliases of aliases expand exponentially (a 353-byte "billion laughs" to billions)
+_EXPANSION = 50
+_EXPANSION_FLOOR = 10_000
 
 
 def loads(text: str, name: str = "<string>") -> YamlDoc:
@@ -115,29 +127,76 @@ def loads(text: str, name: str = "<string>") -> YamlDoc:
     try:
         node = yaml.compose(text, Loader=_LOADER)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
-        problem = exc.problem or str(exc)
-        raise SourceError(Location(name, line), f"invalid YAML: {problem}") from exc
+        raise _syntax_error(exc, name, text) from None
     except yaml.YAMLError as exc:
-        raise SourceError(Location(name), f"invalid YAML: {exc}") from exc
+        raise SourceError(Location(name), f"invalid YAML: {exc}") from None
     doc = YamlDoc(name, None)
     if node is not None:
         doc.lines[()] = node.start_mark.line + 1
-        doc.data = _Builder(doc).build(node, (), text_value=False)
+        budget = _EXPANSION * _distinct_nodes(node) + _EXPANSION_FLOOR
+        doc.data = _Builder(doc, budget).build(node, (), text_value=False)
     return doc
 
 
+def _syntax_error(exc: yaml.MarkedYAMLError, name: str, text: str) -> SourceError:
+    """A parser error at the line a reader would look at, in words a reader knows."""
+    problem = exc.problem or str(exc)
+    mark = exc.problem_mark or exc.context_mark
+    context = exc.context or ""
+    if exc.context_mark is not None and "flow" in context:
+        # an unclosed [ or {: the parser notices on a later line; the bracket is the defect
+        opener = "[" if "sequence" in context else "{"
+        at = exc.context_mark
+        found = f" (found on line {mark.line + 1} instead)" if mark is not None else ""
+        return SourceError(Location(name, at.line + 1, at.column + 1),
+                           f"invalid YAML: the {opener!r} opened at column {at.column + 1} is "
+                           f"not closed{found}; close it, or quote the text")
+    if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+        return SourceError(Location(name, mark.line + 1, mark.column + 1),
+                           f"invalid YAML: a tab character at column {mark.column + 1}; YAML "
+                           "indents with spaces only: replace the tab with spaces")
+    line = mark.line + 1 if mark else None
+    return SourceError(Location(name, line, mark.column + 1 if mark else None),
+                       f"invalid YAML: {problem}")
+
+
+def _char_at(text: str, line: int, column: int) -> str:
+    lines = text.splitlines()
+    return lines[line][column:column + 1] if 0 <= line < len(lines) else ""
+
+
+def _distinct_nodes(root: yaml.Node) -> int:
+    """How many nodes the file writes (an alias is its anchor's node, counted once)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack += (key, value)
+    return len(seen)
+
+
 class _Builder:
-    def __init__(self, doc: YamlDoc) -> None:
+    def __init__(self, doc: YamlDoc, budget: int) -> None:
         self.doc = doc
         self.constructor = yaml.SafeLoader("")
         self.depth = 0
+        self.budget = self.left = budget
 
     def build(self, node: yaml.Node, path: Path_, text_value: bool) -> Any:
         self.depth += 1
+        self.left -= 1
         if self.depth > 200:
             raise self._error(node, "nesting deeper than 200 levels (recursive anchor?)")
+        if self.left < 0:
+            raise self._error(node, f"aliases expand to more than {self.budget:,} values "
+                              "(an alias bomb?); write the values out, or alias less deeply")
         try:
             if isinstance(node, yaml.MappingNode):
                 return self._mapping(node, path)

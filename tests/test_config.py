@@ -67,7 +67,7 @@ def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
 
 
 def test_bad_yaml_is_a_config_error_with_line(tmp_path: Path) -> None:
-    assert _error(tmp_path, "target:\n  adapter: [http\nx: 1\n").startswith("agenteval.yaml:3:")
+    assert _error(tmp_path, "target:\n  adapter: [http\nx: 1\n").startswith("agenteval.yaml:2:")
 
 
 # --- each adapter kind ----------------------------------------------------------------------

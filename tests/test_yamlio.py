@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -235,8 +236,9 @@ def test_bad_yaml_gives_source_error_with_a_line() -> None:
         other: 1
         """)
     assert err.location.file == "cases/a.yaml"
-    assert err.location.line == 4
-    assert err.message.startswith("invalid YAML: ")
+    assert (err.location.line, err.location.column) == (3, 12)  # the bracket, not where noticed
+    assert err.message == ("invalid YAML: the '[' opened at column 12 is not closed (found on "
+                           "line 4 instead); close it, or quote the text")
 
 
 def test_bad_indentation_line() -> None:
@@ -276,12 +278,72 @@ def test_load_yaml_rejects_non_utf8(tmp_path: Path) -> None:
     path.write_bytes("title: 询问里程\n".encode("gbk"))
     with pytest.raises(SourceError) as info:
         load_yaml(path, "cases/gbk.yaml")
-    assert info.value.location == Location("cases/gbk.yaml")
-    assert "not UTF-8" in str(info.value)
-    assert str(info.value).startswith("cases/gbk.yaml: ")
+    # 询 is d1 af in GBK, which UTF-8 reads as one character; 问 (ce ca) is where it fails
+    assert info.value.location == Location("cases/gbk.yaml", 1, 9)
+    assert "not UTF-8 (byte 0xce at column 9" in str(info.value)
+    assert str(info.value).startswith("cases/gbk.yaml:1: ")
 
 
 def test_source_error_text_names_field() -> None:
     err = SourceError(Location("a.yaml", 3), "bad value", "cases[0].title")
     assert str(err) == "a.yaml:3 [cases[0].title]: bad value"
     assert err.field == "cases[0].title"
+
+
+def test_non_utf8_on_a_later_line_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "latin.yaml"
+    path.write_bytes("cases:\n  - {id: A, title: caf\u00e9}\n".encode("latin-1"))
+    with pytest.raises(SourceError) as info:
+        load_yaml(path, "cases/latin.yaml")
+    assert info.value.location == Location("cases/latin.yaml", 2, 23)
+
+
+def test_a_bom_is_no_content(tmp_path: Path) -> None:
+    path = tmp_path / "bom.yaml"
+    path.write_bytes("\ufefftitle: 询问\n".encode())
+    assert load_yaml(path).data == {"title": "询问"}
+
+
+@pytest.mark.parametrize("text", ["a:\n\tb: 1\n", "a: 1\n\tb: 2\n"])
+def test_a_tab_is_named(text: str) -> None:
+    err = _error(text)
+    assert err.location.line == 2
+    assert "a tab character at column 1; YAML indents with spaces only" in err.message
+
+
+def test_an_unclosed_brace_is_located_at_the_brace() -> None:
+    err = _error("x: {a: 1\ny: 2\n")
+    assert (err.location.line, err.location.column) == (1, 4)
+    assert "the '{' opened at column 4 is not closed" in err.message
+
+
+def test_an_alias_bomb_is_refused_fast_and_small() -> None:
+    """The "billion laughs": nine levels of nine aliases, 9**9 strings if expanded."""
+    import time
+    import tracemalloc
+
+    rows = ['a0: &a0 "lol"']
+    rows += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
+    text = "\n".join(rows) + "\n"
+    assert len(text) < 600
+    started = time.perf_counter()
+    err = _error(text)
+    took = time.perf_counter() - started
+    tracemalloc.start()
+    _error(text)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert re.search(r"aliases expand to more than [\d,]+ values \(an alias bomb\?\)",
+                     err.message)
+    assert err.location.line is not None
+    # the promise is "within 1 s and 100 MB"; it takes about 0.02 s and 2 MB, so a shared
+    # machine's noise cannot make this flaky
+    assert took < 1.0 and peak < 100 * 2**20
+
+
+def test_aliased_defaults_in_many_cases_are_no_bomb() -> None:
+    """The common pattern: one anchored block merged into every case."""
+    head = "defaults: &d {priority: P1, tags: [a, b, c, d, e], request: {extra: {x: 1, y: 2}}}\n"
+    cases = "".join(f"  - {{<<: *d, id: C-{i}}}\n" for i in range(3000))
+    doc = loads(head + "cases:\n" + cases)
+    assert len(doc.data["cases"]) == 3000
