@@ -137,6 +137,10 @@ class CaseItem(_VerdictItem):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = None if self.line is None else self.line - 1
         title = self.plan.meta.get("title") or ""
+        if title:  # pytest shows it as the head of the failure: masked, no control character
+            from .report.text import safe
+
+            title = safe(get_project(self.config).masker.text(title))
         return self.path, line, f"{self.plan.kind} {self.name}" + (f": {title}" if title else "")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ..model.results import ItemResult, RuleRow, TurnResult
@@ -11,13 +12,28 @@ if TYPE_CHECKING:
     from ..model.gates import GateResult
     from ..model.results import Completeness
 
-__all__ = ["explain", "gate_lines", "summary_lines"]
+__all__ = ["explain", "gate_lines", "safe", "summary_lines"]
+
+#: what a terminal would act on instead of showing: C0 (ESC, CR, BS, …), DEL, C1, and the
+#: bidirectional overrides that reorder what is shown (a reply could clear the screen,
+#: colour the rest of the output, or forge a line such as "=== 99 passed ===")
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe(text: str) -> str:
+    """``text`` as one terminal line: newlines as ⏎, other control characters escaped."""
+    return _CONTROL.sub(_escaped, text.replace("\r\n", "⏎").replace("\n", "⏎"))
 
 
 def _clip(text: str | None, n: int = 160) -> str:
     if text is None:
         return ""
-    text = text.replace("\n", "⏎")
+    text = safe(text)
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
@@ -38,7 +54,7 @@ def _traceback_lines(text: str, indent: str) -> list[str]:
     lines = text.rstrip("\n").splitlines()
     if len(lines) > 40:  # the head names the call chain, the tail the exception
         lines = [*lines[:10], f"… {len(lines) - 30} lines …", *lines[-20:]]
-    return [f"{indent}  | {line}" for line in lines]
+    return [f"{indent}  | {safe(line)}" for line in lines]
 
 
 def _turn_lines(turn: TurnResult, indent: str) -> list[str]:
@@ -80,7 +96,7 @@ def explain(item: ItemResult) -> str:
     if item.kind == "case":
         for turn in item.turns:
             lines += _turn_lines(turn, "  ")
-        return "\n".join(lines)
+        return "\n".join(safe(line) for line in lines)
     for turn in item.turns:
         if turn.status in ("failed", "error"):
             lines.append(f"  turn {turn.index + 1} {turn.status.upper()}:")
@@ -89,7 +105,7 @@ def explain(item: ItemResult) -> str:
     if ran < item.turns_planned:
         lines.append(f"  (stopped after turn {ran} of {item.turns_planned}: "
                      "the agent did not answer)")
-    return "\n".join(lines)
+    return "\n".join(safe(line) for line in lines)
 
 
 def gate_lines(gate: GateResult) -> list[str]:
@@ -126,4 +142,4 @@ def summary_lines(metrics: RunMetrics, completeness: Completeness, results_path:
         lines += _incomplete_lines(completeness)
     if results_path:
         lines.append(f"run record: {results_path}")
-    return lines
+    return [safe(line) for line in lines]
