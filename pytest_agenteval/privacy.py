@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .model.results import ItemResult
 
-__all__ = ["Masker"]
+__all__ = ["Masker", "clip"]
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
 # ID card (18, last may be X) before phones, so a phone inside it is not matched first.
@@ -29,6 +29,46 @@ _PHONE = re.compile(
 _MAYBE = re.compile(r"[0-9０-９@]")
 #: a number below this (in magnitude) has too few digits to be a phone or ID number
 _SMALL = 10**6
+
+
+#: characters of one token (a key, an e-mail, a number): a cut may not fall inside one
+_TOKEN = frozenset("0123456789０１２３４５６７８９_+.@%/=:~-"
+                   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_DIGIT = frozenset("0123456789０１２３４５６７８９")
+
+
+def clip(text: str, n: int, mark: str = "…") -> str:
+    """``text`` in at most ``n`` characters, never cutting a token or a number in two.
+
+    A cut that falls inside a run of token characters (a key, an e-mail, an ID or phone
+    number, spaced ``138 1234 5678`` included) backs off to the start of the run: the
+    masker sees whole values or none, so a cut can never leave a part of a secret or
+    13 of 18 digits of an ID number that no pattern recognises.
+    """
+    if len(text) <= n:
+        return text
+    cut = max(0, n - len(mark))
+    if 0 < cut < len(text) and text[cut - 1] in _TOKEN and (
+            text[cut] in _TOKEN or (text[cut] in " -" and cut + 1 < len(text)
+                                    and text[cut + 1] in _DIGIT)):
+        while cut > 0 and (text[cut - 1] in _TOKEN or (
+                text[cut - 1] in " -" and cut >= 2 and text[cut - 2] in _DIGIT)):
+            cut -= 1
+    return text[:cut].rstrip() + mark
+
+
+def _prefixes(secret: str, shortest: int) -> str:
+    """A pattern for every prefix of ``secret`` at least ``shortest`` long, longest first."""
+    tail = ""
+    for ch in reversed(secret[shortest:]):
+        tail = f"(?:{re.escape(ch)}{tail})?"
+    return re.escape(secret[:shortest]) + tail
+
+
+_URL_CREDENTIALS = re.compile(r"(://)[^/\s@:]*:[^/\s@]*@")
+
+#: a secret's prefix this long is masked too (a cut elsewhere must not expose one)
+_SECRET_PREFIX = 8
 
 
 def _digits(text: str) -> str:
@@ -46,6 +86,10 @@ class Masker:
         self.allow_digits = {_digits(a)[-11:] for a in allow if len(_digits(a)) >= 7
                              and "@" not in a}
         self.secrets = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
+        long = [s for s in self.secrets if len(s) > _SECRET_PREFIX]
+        #: a long secret, or any prefix of it of 8 characters or more
+        self._secret_prefixes = (re.compile("|".join(_prefixes(s, _SECRET_PREFIX) for s in long))
+                                 if long else None)
         #: a result's strings repeat (field names, rule ids, reasons): mask each once
         self._memo: dict[str, str] = {}
         self._walk = self._walker()
@@ -59,7 +103,11 @@ class Masker:
         return masked
 
     def _text(self, value: str) -> str:
-        for secret in self.secrets:  # secrets are removed even when masking is off
+        if self._secret_prefixes is not None:  # secrets go even when masking is off
+            value = self._secret_prefixes.sub("***", value)
+        if "://" in value:  # credentials in a URL (http://user:password@host)
+            value = _URL_CREDENTIALS.sub(r"\1***@", value)
+        for secret in self.secrets:
             value = value.replace(secret, "***")
         if not self.enabled or not _MAYBE.search(value):
             return value

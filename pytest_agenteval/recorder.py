@@ -18,6 +18,7 @@ import pytest
 
 from ._stash import WIRE
 from .model.results import Completeness, ItemResult
+from .privacy import clip
 
 if TYPE_CHECKING:
     from .metrics import RunMetrics
@@ -109,7 +110,7 @@ class Recorder:
         if report.when == "call" and isinstance(payload, dict):
             self._record(report.nodeid, payload)
         elif report.failed and report.nodeid not in self.lines:
-            text = self.project.masker.text(str(report.longrepr))[:2000]
+            text = clip(self.project.masker.text(str(report.longrepr)), 2000)
             if "crashed" in text:
                 text += (" — the worker died with this item (or one it was running ahead)"
                          " in flight; the rest of its share was re-run on other workers")

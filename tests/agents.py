@@ -7,6 +7,8 @@ conversation_id}``). What it does is steered by the user's input:
 - ``__500__`` → HTTP 500 · ``__slow__`` → sleeps ``slow_s`` · ``__nonjson__`` → text body
 - ``__nooutput__`` → JSON without ``output`` · ``__numoutput__`` → ``output`` is a number
 - ``__phone__`` → replies with a phone number (to check masking)
+- ``__echo401__`` → HTTP 401 whose body echoes the Authorization header and an ID number
+  where a 300-character cut of the error detail falls (to check that cuts leak nothing)
 - anything else → ``{"output": "好的：<input>", "intent_code": extra.intent}``
   (no intent unless the case asks for one)
 
@@ -95,6 +97,10 @@ class FakeAgent:
             handler.send_json(200, {"reply": "wrong field"})
         elif text == "__numoutput__":
             handler.send_json(200, {"output": 42})
+        elif text == "__echo401__":
+            auth = handler.headers.get("Authorization", "")
+            body_text = ("x" * 262 + " " + auth + " " + "y" * 10 + " 110101199003077777 end")
+            handler.send_json(401, None, raw=body_text.encode())
         elif text == "__phone__":
             handler.send_json(200, {"output": "请拨打 13912345678 或写信到 a.b@example.com",
                                "intent_code": 1})

@@ -141,3 +141,64 @@ def test_a_result_is_masked_by_type_and_keeps_its_identity() -> None:
     assert masked["turns"][0]["knowledge"] == {"tel": "139****5678"}
     assert (masked["id"], masked["nodeid"]) == ("CASE-13912345678",
                                                 "cases/a.yaml::CASE-13912345678")
+
+
+# --- mask first, then cut: a cut never leaves part of a value -------------------------------
+
+from pytest_agenteval.privacy import clip  # noqa: E402
+
+
+@pytest.mark.parametrize(("text", "n", "clipped"), [
+    ("身份证110101199003077777，请核对", 10, "身份证…"),           # 13 of 18 digits: no
+    ("key sk-abcdefghijklmnop end", 12, "key…"),                 # part of a key: no
+    ("我的手机138 1234 5678谢谢", 11, "我的手机…"),                # a spaced number too
+    ("mail a.b@example.com now", 12, "mail…"),
+    ("hello world this is text", 12, "hello world…"),            # words: cut between them
+    ("短文本", 10, "短文本"),
+    ("价格3.37万，里程12000公里，车况很好", 14, "价格3.37万，里程…"),
+])
+def test_a_cut_never_splits_a_token_or_a_number(text: str, n: int, clipped: str) -> None:
+    assert clip(text, n) == clipped
+    assert len(clip(text, n)) <= n
+
+
+SECRET = "sk-test-0123456789abcdefghijklmnopq"  # 35 characters, like the issue's key
+
+
+@pytest.mark.parametrize("cut", [9, 12, 20, 34])
+def test_a_prefix_of_a_secret_is_masked_wherever_it_was_cut(cut: int) -> None:
+    masker = Masker(secrets=[SECRET])
+    shown = masker.text(f"HTTP 401: bad key {SECRET[:cut]}… (truncated)")
+    assert shown == "HTTP 401: bad key ***… (truncated)"
+
+
+def test_a_secret_is_masked_even_with_masking_off_and_a_short_common_head_is_kept() -> None:
+    masker = Masker(enabled=False, secrets=[SECRET])
+    assert masker.text(f"a {SECRET} b") == "a *** b"
+    assert masker.text("sk-test is the prefix of every test key") == \
+        "sk-test is the prefix of every test key"  # 7 characters: no secret
+
+
+def test_url_credentials_are_masked() -> None:
+    masker = Masker()
+    assert masker.text("--agenteval-target=https://bob:s3cr3t@api.example.com/chat") == \
+        "--agenteval-target=https://***@api.example.com/chat"
+    assert masker.text("http://api.example.com/a@b") == "http://api.example.com/a@b"
+
+
+def test_a_key_echoed_where_the_error_is_cut_leaks_no_part(project, pytester,
+                                                            monkeypatch) -> None:
+    """A 401 body echoing the Authorization header: the error detail is cut at 300
+    characters, inside the key. No prefix of it longer than 8 characters may appear."""
+    from agents import by_id, read_record
+
+    monkeypatch.setenv("AGENT_KEY", SECRET)
+    project({"k.yaml": "cases:\n  - {id: K-1, request: {input: __echo401__}}\n"},
+            target="  headers: {Authorization: 'Bearer ${AGENT_KEY}'}\n")
+    result = pytester.runpytest("cases", "--junitxml=junit.xml", "-p", "no:cacheprovider")
+    error = by_id(read_record(pytester.path))["K-1"]["error"]
+    assert error["kind"] == "http_status" and error["detail"].startswith("HTTP 401: xxx")
+    artefacts = [result.stdout.str(), (pytester.path / "junit.xml").read_text("utf-8"),
+                 *(p.read_text("utf-8") for p in (pytester.path / "reports").glob("*/results.*"))]
+    for text in artefacts:
+        assert SECRET[:9] not in text

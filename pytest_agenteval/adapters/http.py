@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 
 from ..model.config import HttpTarget
+from ..privacy import clip
 from ._template import MISSING, dig, render
 from .base import AgentError, AgentReply, TurnRequest, scalar_code
 
@@ -59,7 +60,7 @@ class HttpAdapter:
             raise AgentError("connection", f"{type(exc).__name__}: {exc}") from None
         text = raw.decode("utf-8", errors="replace")
         if not 200 <= status < 300:
-            raise AgentError("http_status", f"HTTP {status}: {text[:_SNIPPET]}", status)
+            raise AgentError("http_status", f"HTTP {status}: {clip(text, _SNIPPET)}", status)
         return self.parse(raw, status)
 
     def parse(self, raw: bytes, status: int = 200) -> AgentReply:
@@ -68,7 +69,7 @@ class HttpAdapter:
             data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
             text = raw.decode("utf-8", errors="replace")
-            raise AgentError("bad_body", f"the reply is not JSON: {text[:_SNIPPET]!r}",
+            raise AgentError("bad_body", f"the reply is not JSON: {clip(text, _SNIPPET)!r}",
                              status) from None
         rmap = self.target.response_map
         output = dig(data, rmap.output)
@@ -76,7 +77,7 @@ class HttpAdapter:
             found = "missing" if output is MISSING else f"a {type(output).__name__}"
             text = raw.decode("utf-8", errors="replace")
             raise AgentError("bad_body", f"response_map.output '{rmap.output}' is {found} in "
-                             f"the reply, expected a string: {text[:_SNIPPET]}", status)
+                             f"the reply, expected a string: {clip(text, _SNIPPET)}", status)
         return AgentReply(
             output=output,
             intent_code=scalar_code(self._optional(data, rmap.intent_code)),

@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from ..model.config import OpenAIChatTarget
+from ..privacy import clip
 from .base import AgentError, AgentReply, TurnRequest
 
 if TYPE_CHECKING:
@@ -56,12 +57,12 @@ class OpenAIChatAdapter:
         except openai.APITimeoutError:
             raise AgentError("timeout", f"no reply within {self.target.timeout_s:g} s") from None
         except openai.APIStatusError as exc:
-            raise AgentError("http_status", f"HTTP {exc.status_code}: {exc.message}"[:300],
+            raise AgentError("http_status", clip(f"HTTP {exc.status_code}: {exc.message}", 300),
                              exc.status_code) from None
         except openai.APIConnectionError as exc:
             raise AgentError("connection", f"{type(exc).__name__}: {exc}") from None
         except (openai.APIResponseValidationError, ValueError, TypeError) as exc:
-            raise AgentError("bad_body", f"{type(exc).__name__}: {exc}"[:300]) from None
+            raise AgentError("bad_body", clip(f"{type(exc).__name__}: {exc}", 300)) from None
         choices = getattr(completion, "choices", None) or []
         content = choices[0].message.content if choices else None
         if not isinstance(content, str):

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._traceback import user_traceback
 from ..model.config import PythonTarget
+from ..privacy import clip
 from .base import AgentError, AgentReply, TurnRequest, scalar_code
 
 __all__ = ["ElasticPool", "PythonAdapter", "import_callable"]
@@ -138,7 +139,7 @@ class PythonAdapter:
     def _normalise(self, result: Any) -> AgentReply:
         if not isinstance(result, dict) or not isinstance(result.get("output"), str):
             raise AgentError("bad_body", "the callable must return a dict with a string 'output',"
-                             f" got {type(result).__name__}: {str(result)[:200]}")
+                             f" got {type(result).__name__}: {clip(str(result), 200)}")
         cid = result.get("conversation_id")
         name = result.get("intent_name")
         return AgentReply(

@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..model.results import ItemResult, RuleRow, TurnResult
+from ..privacy import clip
 
 if TYPE_CHECKING:
     from ..metrics import RunMetrics
@@ -33,8 +34,7 @@ def safe(text: str) -> str:
 def _clip(text: str | None, n: int = 160) -> str:
     if text is None:
         return ""
-    text = safe(text)
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return clip(safe(text), n)
 
 
 def _rule_lines(rows: list[RuleRow], indent: str) -> list[str]:
@@ -120,7 +120,7 @@ def _incomplete_lines(completeness: Completeness) -> list[str]:
     why = " (run stopped early)" if completeness.stopped_early else ""
     lines = [f"INCOMPLETE: {len(missing)} of {completeness.expected} selected items"
              f" have no result{why}:"]
-    lines += [f"  {n}" + (f" — {completeness.lost[n][:120]}" if n in completeness.lost else "")
+    lines += [f"  {n}" + (f" — {clip(completeness.lost[n], 120)}" if n in completeness.lost else "")
               for n in missing[:20]]
     if completeness.collection_errors:
         lines.append("  case files that could not be loaded: "

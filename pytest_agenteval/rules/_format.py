@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from ..privacy import clip
 from ._registry import Params, RuleOutcome, TurnView, rule
 from ._text import sentences
 
@@ -36,7 +37,7 @@ def max_chars(p: MaxChars, turn: TurnView) -> RuleOutcome:
     """The reply is at most ``n`` characters long (as written, surrounding space stripped)."""
     length = len(turn.reply.strip())
     score = min(1.0, p.n / length) if length else 1.0
-    evidence = turn.reply if length <= 200 else turn.reply[:200] + "…"
+    evidence = clip(turn.reply, 201)
     return RuleOutcome.decide(length <= p.n, f"{length} characters (max {p.n})", evidence, score)
 
 
@@ -63,13 +64,13 @@ def json_schema(p: JsonSchema, turn: TurnView) -> RuleOutcome:
     try:
         data = json.loads(turn.reply)
     except json.JSONDecodeError as exc:
-        return RuleOutcome.failed(f"the reply is not JSON ({exc.msg})", turn.reply[:200])
+        return RuleOutcome.failed(f"the reply is not JSON ({exc.msg})", clip(turn.reply, 200))
     validator = jsonschema.validators.validator_for(p.schema_)(p.schema_)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         first = errors[0]
         where = "/".join(str(x) for x in first.absolute_path) or "(root)"
         return RuleOutcome.failed(f"{len(errors)} schema violation(s); first at {where}: "
-                                  f"{first.message}", json.dumps(first.instance,
-                                                                 ensure_ascii=False)[:200])
+                                  f"{first.message}",
+                                  clip(json.dumps(first.instance, ensure_ascii=False), 200))
     return RuleOutcome.passed("valid against the schema")
