@@ -39,7 +39,8 @@ class LoadedConfig:
         #: values that came from the environment: never written to an artefact
         self.secrets = secrets
         self.doc = doc
-        #: ``${VAR}`` under target: whose variable is unset (reported by :meth:`preflight`)
+        #: ``${VAR}`` under target: whose variable is unset, or holds a control character
+        #: (reported by :meth:`preflight`)
         self.unset = unset or []
 
     def describe_target(self) -> dict[str, Any]:
@@ -73,6 +74,7 @@ def interpolate(data: Any, path: tuple[str | int, ...], doc: YamlDoc,
 
     An unset ``${VAR}`` under ``target:`` is appended to ``unset`` (a located
     error for the preflight) and left as written; elsewhere it is left as written.
+    A value with a control character under ``target:`` is appended there too.
     """
     if isinstance(data, dict):
         return {k: interpolate(v, (*path, k), doc, env, secrets, unset) for k, v in data.items()}
@@ -86,6 +88,10 @@ def interpolate(data: Any, path: tuple[str | int, ...], doc: YamlDoc,
         value = env.get(name)
         if value:
             secrets.add(value)
+            if path and path[0] in _EAGER_SECTIONS and unset is not None:
+                bad = _control_problem(name, value)
+                if bad:
+                    unset.append(SourceError(doc.at(path), bad, ".".join(map(str, path))))
             return value
         if default is not None:  # like the shell: the default replaces unset *or empty*
             return default
@@ -98,6 +104,17 @@ def interpolate(data: Any, path: tuple[str | int, ...], doc: YamlDoc,
         return m.group(0)
 
     return _VAR.sub(sub, data)
+
+
+def _control_problem(name: str, value: str) -> str | None:
+    """Why ``value`` of variable ``name`` cannot go into a header or a URL (never the value)."""
+    found = next((c for c in value if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if found is None:
+        return None
+    where = "at its end" if value.rstrip("\r\n") != value else "inside it"
+    return (f"environment variable {name} holds a control character ({found!r}, {where}); "
+            "a header or a URL cannot carry it: strip it (a file with CRLF line ends? "
+            "use $(tr -d '\\r' < file))")
 
 
 def find_config(rootdir: Path, explicit: str | None) -> Path | None:
@@ -135,6 +152,10 @@ def load_config(rootdir: Path, explicit: str | None = None, target_url: str | No
         key_env = getattr(section, "api_key_env", None)
         if key_env and environ.get(key_env):
             secrets.add(environ[key_env])  # an API key read by name is a secret too
+            bad = _control_problem(key_env, environ[key_env])
+            if bad and section is target and doc is not None:
+                unset.append(SourceError(doc.at(("target", "api_key_env")), bad,
+                                         "target.api_key_env"))
     return LoadedConfig(model, target, path, secrets, doc, unset)
 
 

@@ -181,6 +181,21 @@ def test_unset_var_under_target_is_a_preflight_error_naming_variable_and_line(
     assert "${AGENT_TOKEN:-default}" in msg
 
 
+@pytest.mark.parametrize(("value", "char", "where"), [("tok-123456\r", "\r", "at its end"),
+                                                      ("tok\n-123456", "\n", "inside it")])
+def test_a_control_character_in_a_header_variable_is_a_preflight_error_without_the_value(
+        tmp_path: Path, value: str, char: str, where: str) -> None:
+    """``export KEY=$(cat key.txt)`` on a CRLF file: aiohttp would refuse the header at the
+    first call, with a traceback; the preflight names the variable, never the value."""
+    cfg = _load(tmp_path, HTTP + "  headers:\n    Authorization: Bearer ${AGENT_TOKEN}\n",
+                env={"AGENT_TOKEN": value})
+    [err] = cfg.preflight(tmp_path)
+    msg = str(err)
+    assert msg.startswith("agenteval.yaml:5 [target.headers.Authorization]: environment "
+                          f"variable AGENT_TOKEN holds a control character ({char!r}, {where})")
+    assert "tok" not in msg and "123456" not in msg
+
+
 def test_unset_var_under_judge_is_left_untouched(tmp_path: Path) -> None:
     cfg = _load(tmp_path, "judge:\n  model: m\n  base_url: ${AGENTEVAL_JUDGE_BASE_URL}\n")
     assert cfg.model.judge is not None
