@@ -7,6 +7,7 @@ conversation_id}``). What it does is steered by the user's input:
 - ``__500__`` → HTTP 500 · ``__slow__`` → sleeps ``slow_s`` · ``__nonjson__`` → text body
 - ``__nooutput__`` → JSON without ``output`` · ``__numoutput__`` → ``output`` is a number
 - ``__phone__`` → replies with a phone number (to check masking)
+- ``__cutbody__`` → closes mid-body · ``__latin1__`` → a body that is not UTF-8
 - ``__echo401__`` → HTTP 401 whose body echoes the Authorization header and an ID number
   where a 300-character cut of the error detail falls (to check that cuts leak nothing)
 - anything else → ``{"output": "好的：<input>", "intent_code": extra.intent}``
@@ -97,6 +98,16 @@ class FakeAgent:
             handler.send_json(200, {"reply": "wrong field"})
         elif text == "__numoutput__":
             handler.send_json(200, {"output": 42})
+        elif text == "__cutbody__":  # promises 100 bytes, sends 12, closes
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", "100")
+            handler.end_headers()
+            handler.wfile.write(b'{"output": "')
+            handler.wfile.flush()
+            handler.close_connection = True
+        elif text == "__latin1__":
+            handler.send_json(200, None, raw='{"output": "café"}'.encode("latin-1"))
         elif text == "__echo401__":
             auth = handler.headers.get("Authorization", "")
             body_text = ("x" * 262 + " " + auth + " " + "y" * 10 + " 110101199003077777 end")

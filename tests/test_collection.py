@@ -290,3 +290,11 @@ def test_a_conftest_rule_type_replaces_a_builtin_of_the_same_name(project, pytes
                        "    rules: [{type: max_chars}]\n"})
     result = pytester.runpytest("cases")
     result.stdout.fnmatch_lines(["*house rule: never long enough*"])
+
+
+def test_a_run_whose_only_defect_is_a_broken_file_says_so_in_one_line(project, pytester) -> None:
+    project({"a.yaml": TWO_CASES, "bad.yaml": "cases: [\n"})
+    result = pytester.runpytest("cases")
+    out = result.stdout.str()
+    assert "have no result" not in out  # it said "0 of 3 selected items have no result:"
+    result.stdout.fnmatch_lines(["INCOMPLETE: 1 case file(s) could not be loaded: cases/bad.yaml"])

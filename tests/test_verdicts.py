@@ -160,3 +160,19 @@ def test_a_scenario_stops_at_the_first_agent_error(project, pytester, agent) -> 
     assert len(agent.requests) == 2
     record = by_id(read_record(pytester.path))["S-ERR"]
     assert record["status"] == "error" and record["error"]["kind"] == "http_status"
+
+
+def test_a_body_cut_short_and_a_body_not_utf8_say_what_happened(project, pytester) -> None:
+    """aiohttp's ``ContentLengthError: 400`` read like an HTTP 400, and bad bytes were
+    called "not JSON"."""
+    project({"b.yaml": "cases:\n  - {id: CUT, request: {input: __cutbody__}}\n"
+                       "  - {id: LATIN, request: {input: __latin1__}}\n"})
+    pytester.runpytest("cases")
+    cases = by_id(read_record(pytester.path))
+    cut, latin = cases["CUT"]["error"], cases["LATIN"]["error"]
+    assert cut["kind"] == "connection"
+    assert cut["detail"].startswith("the reply's body was cut short or malformed (")
+    assert "400" not in cut["detail"]
+    assert latin["kind"] == "bad_body"
+    assert latin["detail"] == ("the reply is not UTF-8: byte 0xe9 at offset 15 (line 1); "
+                               "JSON replies are UTF-8")

@@ -57,7 +57,7 @@ class HttpAdapter:
         except TimeoutError:
             raise AgentError("timeout", f"no reply within {self.target.timeout_s:g} s") from None
         except aiohttp.ClientError as exc:
-            raise AgentError("connection", f"{type(exc).__name__}: {exc}") from None
+            raise AgentError("connection", _connection_detail(exc)) from None
         text = raw.decode("utf-8", errors="replace")
         if not 200 <= status < 300:
             raise AgentError("http_status", f"HTTP {status}: {clip(text, _SNIPPET)}", status)
@@ -67,10 +67,15 @@ class HttpAdapter:
         """Normalise a 2xx reply body through ``response_map``."""
         try:
             data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            text = raw.decode("utf-8", errors="replace")
-            raise AgentError("bad_body", f"the reply is not JSON: {clip(text, _SNIPPET)!r}",
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise AgentError("bad_body", f"the reply is not UTF-8: byte 0x{raw[exc.start]:02x} "
+                             f"at offset {exc.start} (line {line}); JSON replies are UTF-8",
                              status) from None
+        except json.JSONDecodeError as exc:
+            text = raw.decode("utf-8", errors="replace")
+            raise AgentError("bad_body", f"the reply is not JSON ({exc.msg} at line {exc.lineno}"
+                             f" column {exc.colno}): {clip(text, _SNIPPET)!r}", status) from None
         rmap = self.target.response_map
         output = dig(data, rmap.output)
         if output is MISSING or not isinstance(output, str):
@@ -107,3 +112,14 @@ def make_session(max_connections: int) -> aiohttp.ClientSession:
     """The session an HTTP adapter uses (call on the engine's event loop)."""
     connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0)
     return aiohttp.ClientSession(connector=connector, trust_env=False)
+
+
+def _connection_detail(exc: aiohttp.ClientError) -> str:
+    """The failure in words; aiohttp's payload errors carry a number that reads like a status."""
+    name = type(exc).__name__
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return (f"the reply's body was cut short or malformed ({name}); the connection broke "
+                "while the body was being read")
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return f"the server closed the connection before replying ({name})"
+    return f"{name}: {exc}"

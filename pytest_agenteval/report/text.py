@@ -118,15 +118,18 @@ def gate_lines(gate: GateResult) -> list[str]:
 def _incomplete_lines(completeness: Completeness) -> list[str]:
     missing = completeness.missing
     why = " (run stopped early)" if completeness.stopped_early else ""
-    lines = [f"INCOMPLETE: {len(missing)} of {completeness.expected} selected items"
-             f" have no result{why}:"]
-    lines += [f"  {n}" + (f" — {clip(completeness.lost[n], 120)}" if n in completeness.lost else "")
-              for n in missing[:20]]
+    lines = []
+    if missing:
+        lines.append(f"INCOMPLETE: {len(missing)} of {completeness.expected} selected items"
+                     f" have no result{why}:")
+        lines += [f"  {n}" + (f" — {clip(completeness.lost[n], 120)}"
+                              if n in completeness.lost else "") for n in missing[:20]]
     if completeness.collection_errors:
-        lines.append("  case files that could not be loaded: "
+        lines.append(f"INCOMPLETE: {len(completeness.collection_errors)} case file(s) could not"
+                     f" be loaded{'' if missing else why}: "
                      + ", ".join(completeness.collection_errors))
     if completeness.duplicates:
-        lines.append(f"  reported twice: {', '.join(completeness.duplicates)}")
+        lines.append(f"INCOMPLETE: reported twice: {', '.join(completeness.duplicates)}")
     return lines
 
 
