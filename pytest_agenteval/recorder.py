@@ -73,8 +73,10 @@ class Recorder:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.role == "single":
-            self.expected = [i.nodeid for i in session.items
-                             if self.project.is_case_nodeid(i.nodeid)]
+            expected = [i.nodeid for i in session.items if self.project.is_case_nodeid(i.nodeid)]
+            if expected and not self.config.option.collectonly:
+                self._check_reports_dir()
+            self.expected = expected  # (a run stopped before any call records nothing)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -84,7 +86,24 @@ class Recorder:
                 from .runner import preflight
 
                 preflight(self.project)  # before the first item is sent to a worker
+                self._check_reports_dir()
             self.expected = expected  # (a run stopped by the preflight records nothing)
+
+    def _check_reports_dir(self) -> None:
+        """A reports folder that cannot be written is a usage error before any agent call
+        (not an INTERNALERROR after the first item, with the calls already paid for)."""
+        import tempfile
+
+        folder = self._reports_dir()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            raise pytest.UsageError(
+                f"agenteval: the reports folder {folder} cannot be written "
+                f"({exc.strerror or type(exc).__name__}); fix its permissions, or give "
+                "--agenteval-reports-dir or paths.reports_dir") from None
 
     # -- what was run ------------------------------------------------------------------------
 

@@ -164,3 +164,15 @@ def test_numbers_written_unquoted_are_masked_by_type_everywhere(project, pyteste
                                                       "id_card": "110***********1234"}}
     assert case["request"]["extra"] == {"callback": "137****5678"}
     assert case["turns"][0]["knowledge"]["owner"]["phone"] == "139****5678"
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_an_unwritable_reports_folder_is_a_usage_error_before_any_call(project, pytester,
+                                                                       agent, xdist) -> None:
+    project({"r.yaml": "cases:\n  - {id: A, request: {input: 你好}}\n"})
+    (pytester.path / "blocker").write_text("a file, not a folder\n")
+    result = pytester.runpytest("cases", "--agenteval-reports-dir", "blocker/reports", *xdist)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*agenteval: the reports folder */blocker/reports cannot be "
+                                 "written (Not a directory)*"])
+    assert agent.requests == []
