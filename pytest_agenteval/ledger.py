@@ -9,6 +9,7 @@ error instead of a rule that silently never runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,8 +94,12 @@ def _rule(doc: YamlDoc, i: int, spec: LedgerRuleModel) -> LedgerRule:
     return LedgerRule(spec, rt, bound, doc.at((i,)))
 
 
-def load_ledger(path: Path, rootdir: Path) -> Ledger:
-    """Load and validate the ledger; no file gives an empty ledger (explicit rules only)."""
+def load_ledger(path: Path, rootdir: Path, labels: Sequence[str] | None = None) -> Ledger:
+    """Load and validate the ledger; no file gives an empty ledger (explicit rules only).
+
+    With ``labels`` (the taxonomy's), every label in an ``applies_to.behaviors`` list must
+    be one of them: a misspelt label would switch its rule off without a word.
+    """
     if not path.is_file():
         return Ledger()
     doc = load_yaml(path, locate(path, rootdir))
@@ -109,6 +114,14 @@ def load_ledger(path: Path, rootdir: Path) -> Ledger:
                               f"line {doc.line_of((seen[spec.id],))}", f"[{i}].id")
         seen[spec.id] = i
         rules.append(_rule(doc, i, spec))
+        behaviors = spec.applies_to.behaviors
+        if labels and isinstance(behaviors, list):
+            for j, label in enumerate(behaviors):
+                if label not in labels:
+                    raise SourceError(doc.at((i, "applies_to", "behaviors", j)),
+                                      f"{label!r} is not a label of the taxonomy, so rule "
+                                      f"{spec.id} would never apply; known: {', '.join(labels)}",
+                                      f"[{i}].applies_to.behaviors[{j}]")
     switches = frozenset(r.spec.applies_to.assertion for r in rules
                          if r.spec.applies_to.assertion)
     return Ledger(tuple(rules), doc.file, switches)

@@ -115,7 +115,7 @@ class Project:
         from .ledger import load_ledger
 
         return self._once("ledger", lambda: load_ledger(self.rules_dir / LEDGER_NAME,
-                                                        self.rootdir))
+                                                        self.rootdir, self.labels()))
 
     @property
     def taxonomy(self) -> Taxonomy:

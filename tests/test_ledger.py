@@ -167,6 +167,23 @@ def test_broken_ledger_is_a_located_error(ledger_project, pytester) -> None:
     assert not (pytester.path / "reports").exists()
 
 
+def test_a_label_typo_in_applies_to_is_a_located_error_not_a_silent_rule(ledger_project,
+                                                                          pytester) -> None:
+    """With a taxonomy, ``behaviors: [PRICE_NEGOTATION]`` would match no turn: the red line
+    would be off without a word (and the gate said it "held")."""
+    ledger = LEDGER.replace("applies_to: {behaviors: all}",
+                            "applies_to: {behaviors: [A, PRICE_NEGOTATION]}")
+    root = ledger_project({"a.yaml": "cases:\n  - {id: A-1, request: {input: x}}\n"}, ledger)
+    (root / "rules" / "taxonomy.yaml").write_text(
+        "labels:\n  A: {codes: [1]}\n  PRICE_NEGOTIATION: {codes: [2]}\n", encoding="utf-8")
+    result = pytester.runpytest("cases", "rules")
+    result.stdout.fnmatch_lines([
+        "*rules/business-rules.yaml:4 [[][[]0[]].applies_to.behaviors[[]1[]][]]: "
+        "'PRICE_NEGOTATION' is not a label of the taxonomy, so rule BR-900 would never apply; "
+        "known: A, PRICE_NEGOTIATION*"])
+    assert result.ret == 1
+
+
 @pytest.mark.data
 def test_the_shipped_ledger_passes_its_own_examples(pytester) -> None:
     shutil.copytree(ROOT / "rules", pytester.path / "rules")
