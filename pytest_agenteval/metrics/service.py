@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..privacy import clip
 from ._family import Family, GateValue, MetricModel, RunData, RunMetrics, number
 from .summary import percentile
 
-__all__ = ["Latency", "ServiceFamily", "ServiceModel"]
+__all__ = ["ErrorGroup", "Latency", "ServiceFamily", "ServiceModel"]
 
 NOT_MEASURED = {
     "ttft": "the agent API is not streaming: time to first token is not observable",
@@ -24,12 +25,24 @@ class Latency(MetricModel):
     max: float | None
 
 
+class ErrorGroup(MetricModel):
+    """Agent errors with the same kind and detail: one line of the summary, with a count."""
+
+    kind: str
+    detail: str
+    count: int
+    #: the first few items it happened in
+    items: list[str]
+
+
 class ServiceModel(MetricModel):
     agent_calls: int
     agent_errors: int
     agent_success_rate: float | None
     agent_error_rate: float | None
     errors_by_kind: dict[str, int]
+    #: identical errors grouped, most frequent first (at most 10 groups)
+    error_groups: list[ErrorGroup]
     latency_ms: Latency
     not_measured: dict[str, str]
 
@@ -53,9 +66,15 @@ class ServiceFamily(Family[ServiceModel]):
             GateValue("latency_p95_ms", lambda m, g: m.latency_ms.p95))
 
     def compute(self, run: RunData) -> ServiceModel:
-        turns = [t for _, t in run.turns()]
+        pairs = list(run.turns())
+        turns = [t for _, t in pairs]
         agent = [t.error for t in turns if t.error is not None and t.error.kind != "rule"]
         errors = Counter(e.kind for e in agent)
+        groups: dict[tuple[str, str], list[str]] = {}
+        for item, t in pairs:
+            if t.error is not None and t.error.kind != "rule":
+                groups.setdefault((t.error.kind, t.error.detail), []).append(item.id)
+        top = sorted(groups.items(), key=lambda kv: -len(kv[1]))[:10]
         answered = [t.latency_ms for t in turns if t.error is None or t.error.kind == "rule"]
         calls = len(turns)
         return ServiceModel(
@@ -64,6 +83,8 @@ class ServiceFamily(Family[ServiceModel]):
             agent_success_rate=_ratio(calls - len(agent), calls),
             agent_error_rate=_ratio(len(agent), calls),
             errors_by_kind=dict(sorted(errors.items())),
+            error_groups=[ErrorGroup(kind=k, detail=d, count=len(ids), items=ids[:5])
+                          for (k, d), ids in top],
             latency_ms=Latency(
                 turns=len(answered),
                 mean=sum(answered) / len(answered) if answered else None,
@@ -77,4 +98,7 @@ class ServiceFamily(Family[ServiceModel]):
         return [f"agent: {value.agent_calls} calls, {value.agent_errors} errors"
                 + (f" {value.errors_by_kind}" if value.errors_by_kind else "")
                 + f"; latency P50 {number(lat.p50, ' ms')} · P95 {number(lat.p95, ' ms')}"
-                f" · max {number(lat.max, ' ms')}"]
+                f" · max {number(lat.max, ' ms')}"] + [
+            f"  {g.count} × {g.kind}: {clip(g.detail, 120)}"
+            + (f" ({', '.join(g.items[:3])}{', …' if g.count > 3 else ''})" if g.items else "")
+            for g in value.error_groups[:5]]
