@@ -131,6 +131,7 @@ async def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: A
         reply=reply.output, status=status, failure_reasons=reasons, error=error,
         latency_ms=latency, rules=rows, rule_logic=explicit, intent=intent,
         conversation_id=reply.conversation_id, expected=turn.expectation,
+        missing_paths=[r.MissingPath(field=f, path=p, closest=c) for f, p, c in reply.missing],
     )
 
 

@@ -176,3 +176,28 @@ def test_a_body_cut_short_and_a_body_not_utf8_say_what_happened(project, pyteste
     assert latin["kind"] == "bad_body"
     assert latin["detail"] == ("the reply is not UTF-8: byte 0xe9 at offset 15 (line 1); "
                                "JSON replies are UTF-8")
+
+
+def test_a_misspelt_optional_response_path_is_a_warning_with_the_likely_fix(project,
+                                                                           pytester) -> None:
+    """``intent_name: intent_nmae`` found in no reply: the summary would otherwise just say
+    "the agent returned no intent"."""
+    project({"a.yaml": "cases:\n  - {id: A, request: {input: 你好}}\n"
+                       "  - {id: B, request: {input: 在吗}}\n"},
+            target="  response_map: {output: output, intent_name: intent_nmae}\n")
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines([
+        "WARNING: response_map.intent_name 'intent_nmae' was found in no reply (2 answered "
+        "turns); the replies have 'intent_name': intent_name counts as not returned"])
+    service = read_record(pytester.path)["metrics"]["service"]
+    assert service["unfound_paths"] == [{"field": "intent_name", "path": "intent_nmae",
+                                         "closest": "intent_name", "turns": 2}]
+
+
+def test_a_misspelt_output_path_suggests_the_likely_fix(project, pytester) -> None:
+    project({"a.yaml": "cases:\n  - {id: A, request: {input: 你好}}\n"},
+            target="  response_map: {output: outptu}\n")
+    pytester.runpytest("cases")
+    detail = by_id(read_record(pytester.path))["A"]["error"]["detail"]
+    assert detail.startswith("response_map.output 'outptu' is missing in the reply (did you "
+                             "mean 'output'?)")

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MISSING", "dig", "render"]
+__all__ = ["MISSING", "closest_path", "dig", "leaf_paths", "render"]
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][\w.\-]*)\}")
 MISSING = object()
@@ -66,3 +66,26 @@ def dig(data: Any, path: str) -> Any:
         else:
             return MISSING
     return node
+
+
+def leaf_paths(data: Any, limit: int = 500) -> list[str]:
+    """The dotted paths of ``data``'s values (list items by index), breadth first."""
+    out: list[str] = []
+    queue: list[tuple[str, Any]] = [("", data)]
+    while queue and len(out) < limit:
+        prefix, node = queue.pop(0)
+        children = (node.items() if isinstance(node, dict) else
+                    enumerate(node[:20]) if isinstance(node, list) else ())
+        for key, value in children:
+            path = f"{prefix}.{key}" if prefix else str(key)
+            out.append(path)
+            queue.append((path, value))
+    return out
+
+
+def closest_path(data: Any, path: str) -> str | None:
+    """The path of ``data`` most like ``path`` (a typo's likely fix), or ``None``."""
+    import difflib
+
+    found = difflib.get_close_matches(path, leaf_paths(data), n=1, cutoff=0.75)
+    return found[0] if found else None

@@ -53,6 +53,8 @@ class AgentReply:
     intent_name: str | None = None
     conversation_id: str | None = None
     raw: Any = None
+    #: ``(field, path, closest path present)`` of each configured optional path not found
+    missing: tuple[tuple[str, str, str | None], ...] = ()
 
 
 class AgentError(Exception):

@@ -15,7 +15,7 @@ import aiohttp
 
 from ..model.config import HttpTarget
 from ..privacy import clip
-from ._template import MISSING, dig, render
+from ._template import MISSING, closest_path, dig, render
 from .base import AgentError, AgentReply, TurnRequest, scalar_code
 
 __all__ = ["HttpAdapter", "make_session"]
@@ -81,14 +81,22 @@ class HttpAdapter:
         if output is MISSING or not isinstance(output, str):
             found = "missing" if output is MISSING else f"a {type(output).__name__}"
             text = raw.decode("utf-8", errors="replace")
+            near = closest_path(data, rmap.output) if output is MISSING else None
+            hint = f" (did you mean '{near}'?)" if near else ""
             raise AgentError("bad_body", f"response_map.output '{rmap.output}' is {found} in "
-                             f"the reply, expected a string: {clip(text, _SNIPPET)}", status)
+                             f"the reply{hint}, expected a string: {clip(text, _SNIPPET)}", status)
+        missing = tuple((name, path, closest_path(data, path))
+                        for name, path in (("intent_code", rmap.intent_code),
+                                           ("intent_name", rmap.intent_name),
+                                           ("conversation_id", rmap.conversation_id))
+                        if path is not None and dig(data, path) is MISSING)
         return AgentReply(
             output=output,
             intent_code=scalar_code(self._optional(data, rmap.intent_code)),
             intent_name=_text(self._optional(data, rmap.intent_name)),
             conversation_id=_text(self._optional(data, rmap.conversation_id)),
             raw=data,
+            missing=missing,
         )
 
     @staticmethod

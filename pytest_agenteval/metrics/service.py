@@ -8,7 +8,7 @@ from ..privacy import clip
 from ._family import Family, GateValue, MetricModel, RunData, RunMetrics, number
 from .summary import percentile
 
-__all__ = ["ErrorGroup", "Latency", "ServiceFamily", "ServiceModel"]
+__all__ = ["ErrorGroup", "Latency", "ServiceFamily", "ServiceModel", "UnfoundPath"]
 
 NOT_MEASURED = {
     "ttft": "the agent API is not streaming: time to first token is not observable",
@@ -35,6 +35,15 @@ class ErrorGroup(MetricModel):
     items: list[str]
 
 
+class UnfoundPath(MetricModel):
+    """A configured optional ``response_map`` path that no answered reply of the run had."""
+
+    field: str
+    path: str
+    closest: str | None
+    turns: int
+
+
 class ServiceModel(MetricModel):
     agent_calls: int
     agent_errors: int
@@ -43,6 +52,8 @@ class ServiceModel(MetricModel):
     errors_by_kind: dict[str, int]
     #: identical errors grouped, most frequent first (at most 10 groups)
     error_groups: list[ErrorGroup]
+    #: optional response paths found in no answered reply (a typo: "no intent" is then wrong)
+    unfound_paths: list[UnfoundPath]
     latency_ms: Latency
     not_measured: dict[str, str]
 
@@ -75,6 +86,15 @@ class ServiceFamily(Family[ServiceModel]):
             if t.error is not None and t.error.kind != "rule":
                 groups.setdefault((t.error.kind, t.error.detail), []).append(item.id)
         top = sorted(groups.items(), key=lambda kv: -len(kv[1]))[:10]
+        replied = [t for t in turns if t.reply is not None]
+        misses: Counter[tuple[str, str]] = Counter()
+        closest: dict[tuple[str, str], str | None] = {}
+        for t in replied:
+            for m in t.missing_paths:
+                misses[(m.field, m.path)] += 1
+                closest[(m.field, m.path)] = closest.get((m.field, m.path)) or m.closest
+        unfound = [UnfoundPath(field=f, path=p, closest=closest[(f, p)], turns=n)
+                   for (f, p), n in sorted(misses.items()) if n == len(replied)]
         answered = [t.latency_ms for t in turns if t.error is None or t.error.kind == "rule"]
         calls = len(turns)
         return ServiceModel(
@@ -85,6 +105,7 @@ class ServiceFamily(Family[ServiceModel]):
             errors_by_kind=dict(sorted(errors.items())),
             error_groups=[ErrorGroup(kind=k, detail=d, count=len(ids), items=ids[:5])
                           for (k, d), ids in top],
+            unfound_paths=unfound,
             latency_ms=Latency(
                 turns=len(answered),
                 mean=sum(answered) / len(answered) if answered else None,
@@ -101,4 +122,8 @@ class ServiceFamily(Family[ServiceModel]):
                 f" · max {number(lat.max, ' ms')}"] + [
             f"  {g.count} × {g.kind}: {clip(g.detail, 120)}"
             + (f" ({', '.join(g.items[:3])}{', …' if g.count > 3 else ''})" if g.items else "")
-            for g in value.error_groups[:5]]
+            for g in value.error_groups[:5]] + [
+            f"WARNING: response_map.{u.field} '{u.path}' was found in no reply ({u.turns} "
+            "answered turns)" + (f"; the replies have '{u.closest}'" if u.closest else "")
+            + f": {u.field} counts as not returned"
+            for u in value.unfound_paths]

@@ -34,6 +34,7 @@ __all__ = [
     "JudgeResult",
     "JudgeStatus",
     "Message",
+    "MissingPath",
     "PairRef",
     "RuleLogicResult",
     "RuleRow",
@@ -189,6 +190,15 @@ class Expectation(_Frozen):
     assertions: dict[str, Any] = Field(default_factory=dict)
 
 
+class MissingPath(_Frozen):
+    """An optional ``response_map`` path that this reply did not have."""
+
+    field: str
+    path: str
+    #: the path of this reply that is most like it (a typo's likely fix), if any
+    closest: str | None = None
+
+
 class TurnResult(_Result):
     """One turn: what was sent, what came back, and every layer's verdict on it."""
 
@@ -207,6 +217,8 @@ class TurnResult(_Result):
     judge: JudgeResult = NO_JUDGE
     conversation_id: str | None = None
     expected: Expectation = Field(default_factory=Expectation)
+    #: configured optional response paths this reply lacked (a typo shows in every turn)
+    missing_paths: list[MissingPath] = Field(default_factory=list)
 
 
 class ItemResult(_Result):
