@@ -62,6 +62,7 @@ def lint(paths: list[str], config: str | None = None) -> int:
     try:
         project = _project(root, config)
         _ = project.ledger, project.taxonomy  # the rules the case files are checked against
+        _ = project.gates  # red lines against the ledger, labels against the taxonomy
     except ConfigError as exc:
         print(exc)
         return 1

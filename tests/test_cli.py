@@ -60,3 +60,34 @@ def test_docs_rules_md_is_current() -> None:
     proc = _agenteval(ROOT, "docs", "rules")
     assert proc.returncode == 0
     assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == proc.stdout
+
+
+def test_lint_checks_labels_in_the_ledger_and_the_gates_and_needs_no_secret(
+        tmp_path: Path) -> None:
+    """A typo'd label in ``applies_to`` or ``gates.yaml`` would switch a check off without a
+    word; lint finds it, and an unset token under ``target:`` does not stop lint."""
+    (tmp_path / "agenteval.yaml").write_text(
+        "target: {adapter: http, url: 'http://127.0.0.1:9/chat', "
+        "headers: {Authorization: 'Bearer ${NO_SUCH_TOKEN_FOR_LINT}'}}\n")
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "taxonomy.yaml").write_text("labels:\n  A: {codes: [1]}\n  B: {codes: [2]}\n")
+    (rules / "gates.yaml").write_text("metrics:\n  - {metric: recall, label: AA, min: 0.9}\n")
+    (tmp_path / "a.yaml").write_text("cases:\n  - {id: A, request: {input: x}}\n")
+    proc = _agenteval(tmp_path, "lint", "a.yaml")
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("rules/gates.yaml:2 [metrics[0].label]: AA is not a label of "
+                                  "the taxonomy; known: A, B")
+    (rules / "gates.yaml").write_text("metrics:\n  - {metric: recall, label: A, min: 0.9}\n")
+    (rules / "business-rules.yaml").write_text(
+        "- id: BR-1\n  title: t\n  check: keyword_match\n  params: {none: [x]}\n"
+        "  applies_to: {behaviors: [C]}\n")
+    proc = _agenteval(tmp_path, "lint", "a.yaml")
+    assert proc.returncode == 1
+    assert "rules/business-rules.yaml:5 [[0].applies_to.behaviors[0]]: 'C' is not a label" \
+        in proc.stdout
+    (rules / "business-rules.yaml").write_text(
+        "- id: BR-1\n  title: t\n  check: keyword_match\n  params: {none: [x]}\n"
+        "  applies_to: {behaviors: [B]}\n")
+    proc = _agenteval(tmp_path, "lint", "a.yaml")
+    assert proc.returncode == 0, proc.stdout
