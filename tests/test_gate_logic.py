@@ -298,10 +298,14 @@ def test_a_red_line_evaluated_zero_times_blocks_and_says_so() -> None:
     assert (check.status, check.value, check.evaluations) == ("failed", 0, 0)
 
 
-def test_a_metric_not_evaluated_because_of_errors_blocks_not_risks() -> None:
-    """recall[B] has no support because the only B item errored: not by design."""
-    run = [_ok(f"OK-{i}") for i in range(30)] + [_errored("B-1")]
-    gate = _gate(run, metrics=_metric(metric="recall", label="B", min=0.9))
+@pytest.mark.parametrize("formal", [False, True])
+def test_a_metric_not_evaluated_because_of_errors_blocks_not_risks(formal) -> None:
+    """recall[B] has no support because the only B item errored: not by design. Candidate
+    data (EXPLORATORY) does not soften it."""
+    run = [_ok(f"OK-{i}", review_status="candidate" if formal else "reviewed")
+           for i in range(30)] + [_errored("B-1")]
+    gate = _gate(run, formal_requires_reviewed=formal,
+                 metrics=_metric(metric="recall", label="B", min=0.9))
     assert gate.result == "BLOCK"
     [reason] = gate.reasons
     assert reason.startswith("recall[B] is not evaluated in this run")

@@ -9,7 +9,7 @@ Decided in this order:
    nothing was evaluated (every item an ERROR, or no item); more than
    ``max_error_rate`` of the items are ERRORs (default 5%); a red line was
    evaluated 0 times; a gated metric is not evaluated while some items are
-   ERRORs (the errors may be why).
+   ERRORs (the errors may be why). EXPLORATORY data included.
 3. With ``formal_requires_reviewed`` and any selected item still a
    ``candidate``: **EXPLORATORY** — the verdict the data would get is given in
    the reasons, and the gate does not block.
@@ -117,14 +117,18 @@ def evaluate_gate(gates: GatesFile, source: str, metrics: RunMetrics,
     red = [_red_line_check(rid, items) for rid in gates.red_lines]
     gated = [_metric_check(m, metrics) for m in gates.metrics]
     errors = sum(1 for i in items if i.status == "error")
-    if errors:  # not evaluated, and errors in the run: maybe because of them, so no risk but BLOCK
-        gated = [c.model_copy(update={"status": "failed", "reason": c.reason + f"; {errors} "
-                                      "item(s) are ERRORs, which may be why"})
-                 if c.status == "not_evaluated" else c for c in gated]
+    emptied: list[GateCheck] = []  # not evaluated, with errors in the run: maybe because of them
+    if errors:
+        emptied = [c.model_copy(update={"status": "failed", "reason": c.reason + f"; {errors} "
+                                        "item(s) are ERRORs, which may be why"})
+                   for c in gated if c.status == "not_evaluated"]
+        gated = [c for c in gated if c.status != "not_evaluated"] + emptied
     checks: list[RedLineCheck | GateCheck] = [*red, *gated, *evidence]
     unchecked = [c for c in red if not c.evaluations and not c.items]
-    blocking = [c.reason for c in evidence if c.status == "failed"] + [c.reason for c in unchecked]
-    fail_safe = {id(c) for c in [*evidence, *unchecked]}
+    fail_safe_checks: list[GateCheck] = [*(c for c in evidence if c.status == "failed"),
+                                         *unchecked, *emptied]
+    blocking = [c.reason for c in fail_safe_checks]
+    fail_safe = {id(c) for c in fail_safe_checks}
     failed = [c.reason for c in checks if c.status == "failed" and id(c) not in fail_safe]
     unknown = [c.reason for c in checks if c.status == "not_evaluated"]
     flaky = metrics[StabilityFamily].flaky_cases
