@@ -56,7 +56,13 @@ class _VerdictItem(pytest.Item):
                      style: Any = None) -> str:
         if isinstance(excinfo.value, CaseVerdict):
             return excinfo.value.text
-        return str(super().repr_failure(excinfo, style=style))
+        # a fault of ours, not a verdict: the short traceback, never its locals (`-l` would
+        # print the plan, the reply, the adapter's headers), masked and terminal-safe
+        from .report.text import safe
+
+        text = str(excinfo.getrepr(style="short", showlocals=False, funcargs=False))
+        masker = get_project(self.config).masker
+        return "\n".join(safe(masker.text(line)) for line in text.splitlines())
 
 
 class LoadErrorItem(_VerdictItem):

@@ -53,3 +53,24 @@ def test_the_terminal_gets_no_escape_sequence_from_a_reply(project, pytester) ->
     result.stdout.fnmatch_lines(["*ESC-1: 标题\\x1b[2J*",
                                  "FAILED case ESC-1 — 标题\\x1b[2J",
                                  "*agent: 好的：你好\\x1b[31m\\x0d=== 99 passed in 0.01s ===⏎伪造"])
+
+
+def test_an_unexpected_fault_in_a_case_item_shows_no_locals_and_is_masked(project,
+                                                                          pytester) -> None:
+    """Not a verdict (a fault of the plugin's or the environment's): pytest would show its
+    long traceback, with every local under ``-l``; a case item shows a short, masked one."""
+    project({"a.yaml": "cases:\n  - {id: A, request: {input: 你好}}\n"})
+    items, _ = pytester.inline_genitems("cases", "-l")
+    [case] = [i for i in items if i.name == "A"]
+
+    def fault() -> None:
+        header = "Bearer sk-secret"  # a local that -l would print
+        raise RuntimeError(f"boom for 13812345678 {len(header)}\x1b[2J")
+
+    try:
+        fault()
+    except RuntimeError:
+        info = pytest.ExceptionInfo.from_current()
+    text = case.repr_failure(info)
+    assert "RuntimeError: boom for 138****5678 16\\x1b[2J" in text
+    assert "sk-secret" not in text and "\x1b" not in text  # no locals, no raw escape
