@@ -90,6 +90,8 @@ class Masker:
         #: a long secret, or any prefix of it of 8 characters or more
         self._secret_prefixes = (re.compile("|".join(_prefixes(s, _SECRET_PREFIX) for s in long))
                                  if long else None)
+        #: the secrets too short for a prefix: replaced whole
+        self._short_secrets = [s for s in self.secrets if len(s) <= _SECRET_PREFIX]
         #: a result's strings repeat (field names, rule ids, reasons): mask each once
         self._memo: dict[str, str] = {}
         self._walk = self._walker()
@@ -107,7 +109,7 @@ class Masker:
             value = self._secret_prefixes.sub("***", value)
         if "://" in value:  # credentials in a URL (http://user:password@host)
             value = _URL_CREDENTIALS.sub(r"\1***@", value)
-        for secret in self.secrets:
+        for secret in self._short_secrets:
             value = value.replace(secret, "***")
         if not self.enabled or not _MAYBE.search(value):
             return value

@@ -117,7 +117,6 @@ class Recorder:
             report.agenteval = json.loads(wire)
         return report
 
-
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         unloadable = getattr(report, "agenteval_unloadable", None)
         if report.when == "call" and isinstance(unloadable, str):

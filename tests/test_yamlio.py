@@ -273,29 +273,27 @@ def test_load_yaml_reads_utf8_file(tmp_path: Path) -> None:
     assert load_yaml(path).file == str(path)
 
 
-def test_load_yaml_rejects_non_utf8(tmp_path: Path) -> None:
-    path = tmp_path / "gbk.yaml"
-    path.write_bytes("title: 询问里程\n".encode("gbk"))
-    with pytest.raises(SourceError) as info:
-        load_yaml(path, "cases/gbk.yaml")
+@pytest.mark.parametrize(("raw", "where", "byte"), [
     # 询 is d1 af in GBK, which UTF-8 reads as one character; 问 (ce ca) is where it fails
-    assert info.value.location == Location("cases/gbk.yaml", 1, 9)
-    assert "not UTF-8 (byte 0xce at column 9" in str(info.value)
-    assert str(info.value).startswith("cases/gbk.yaml:1: ")
+    ("title: 询问里程\n".encode("gbk"), (1, 9), "0xce"),
+    ("cases:\n  - {id: A, title: caf\u00e9}\n".encode("latin-1"), (2, 23), "0xe9"),
+])
+def test_load_yaml_rejects_non_utf8_naming_line_and_column(tmp_path: Path, raw: bytes,
+                                                           where: tuple[int, int],
+                                                           byte: str) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_bytes(raw)
+    with pytest.raises(SourceError) as info:
+        load_yaml(path, "cases/x.yaml")
+    assert info.value.location == Location("cases/x.yaml", *where)
+    assert str(info.value).startswith(f"cases/x.yaml:{where[0]}: not UTF-8 (byte {byte} at "
+                                      f"column {where[1]}")
 
 
 def test_source_error_text_names_field() -> None:
     err = SourceError(Location("a.yaml", 3), "bad value", "cases[0].title")
     assert str(err) == "a.yaml:3 [cases[0].title]: bad value"
     assert err.field == "cases[0].title"
-
-
-def test_non_utf8_on_a_later_line_names_line_and_column(tmp_path: Path) -> None:
-    path = tmp_path / "latin.yaml"
-    path.write_bytes("cases:\n  - {id: A, title: caf\u00e9}\n".encode("latin-1"))
-    with pytest.raises(SourceError) as info:
-        load_yaml(path, "cases/latin.yaml")
-    assert info.value.location == Location("cases/latin.yaml", 2, 23)
 
 
 def test_a_bom_is_no_content(tmp_path: Path) -> None:

@@ -21,6 +21,8 @@ from .base import AgentError, AgentReply, TurnRequest, scalar_code
 __all__ = ["HttpAdapter", "make_session"]
 
 _SNIPPET = 300
+#: the optional ``response_map`` paths: read when configured, ``None`` when absent
+_OPTIONAL = ("intent_code", "intent_name", "conversation_id")
 
 
 class HttpAdapter:
@@ -85,26 +87,23 @@ class HttpAdapter:
             hint = f" (did you mean '{near}'?)" if near else ""
             raise AgentError("bad_body", f"response_map.output '{rmap.output}' is {found} in "
                              f"the reply{hint}, expected a string: {clip(text, _SNIPPET)}", status)
-        missing = tuple((name, path, closest_path(data, path))
-                        for name, path in (("intent_code", rmap.intent_code),
-                                           ("intent_name", rmap.intent_name),
-                                           ("conversation_id", rmap.conversation_id))
-                        if path is not None and dig(data, path) is MISSING)
+        values: dict[str, Any] = {}
+        missing: list[tuple[str, str, str | None]] = []
+        for name in _OPTIONAL:
+            path = getattr(rmap, name)
+            value = None if path is None else dig(data, path)
+            if value is MISSING:  # configured, not in this reply: a typo shows in every turn
+                missing.append((name, path, closest_path(data, path)))
+                value = None
+            values[name] = value
         return AgentReply(
             output=output,
-            intent_code=scalar_code(self._optional(data, rmap.intent_code)),
-            intent_name=_text(self._optional(data, rmap.intent_name)),
-            conversation_id=_text(self._optional(data, rmap.conversation_id)),
+            intent_code=scalar_code(values["intent_code"]),
+            intent_name=_text(values["intent_name"]),
+            conversation_id=_text(values["conversation_id"]),
             raw=data,
-            missing=missing,
+            missing=tuple(missing),
         )
-
-    @staticmethod
-    def _optional(data: Any, path: str | None) -> Any:
-        if path is None:
-            return None
-        value = dig(data, path)
-        return None if value is MISSING else value
 
     async def aclose(self) -> None:
         await self.session.close()
