@@ -3,7 +3,8 @@
 PYTEST_DONT_REWRITE: the plugin has no test asserts to rewrite (and pytester's
 in-process runs would warn that it was imported before rewriting could start).
 
-Public API: what a ``conftest.py`` needs to add a rule type or an adapter kind.
+Public API: what a ``conftest.py`` needs to add a rule type, a situation or an adapter
+kind.
 Everything else is private and may change. The names are imported when first
 used, so that loading the plugin (in every pytest run of every project where
 the package is installed) costs nothing.
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from .adapters import AdapterContext, adapter
     from .adapters.base import Adapter, AgentError, AgentReply, TurnRequest
     from .model.config import TargetOptions
-    from .rules import NoParams, Params, RuleOutcome, TurnView, rule
+    from .rules import NoParams, Params, RuleOutcome, TurnView, rule, situation
 
 __all__ = [
     "Adapter",
@@ -34,6 +35,7 @@ __all__ = [
     "__version__",
     "adapter",
     "rule",
+    "situation",
 ]
 
 __version__ = "0.1.0"
@@ -51,6 +53,7 @@ _HOME = {
     "TurnView": ".rules",
     "adapter": ".adapters",
     "rule": ".rules",
+    "situation": ".rules",
 }
 
 

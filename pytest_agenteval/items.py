@@ -190,7 +190,15 @@ class ExampleItem(_VerdictItem):
         from .ledger import example_view
 
         bound = self.rule.bind(self.example.assertions)
-        row = bound.evaluate(example_view(self.example))
+        view = example_view(self.example)
+        if self.kind == "fail" and bound.when and bound.trigger(view) is None:
+            names = ", ".join(s.type.name for s in bound.when)
+            raise CaseVerdict("failed", self._explain(
+                bound.rule_type.name, "not applicable",
+                f"the situation ({names}) does not arise in this example, so the rule would "
+                "never see it in a run; add the context that raises it, or set the "
+                "rule's assertion switch in the example's assertions", ""))
+        row = bound.evaluate(view)
         wrong = row.status == "failed" if self.kind == "pass" else row.status != "failed"
         if wrong:
             raise CaseVerdict("failed", self._explain(row.type, row.status, row.reason,

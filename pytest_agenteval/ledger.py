@@ -2,15 +2,17 @@
 
 Ledger rules that apply to a turn are hard constraints: a failed one fails the
 item whatever the case's ``rule_logic`` says, and a failed ``veto`` rule is a
-red line. Which rules apply is decided at collection, from the expected
+red line. Which rules may apply is decided at collection, from the expected
 behaviour and the ``assertions`` switches, so a misspelt switch is a located
-error instead of a rule that silently never runs.
+error instead of a rule that silently never runs. A rule with situations
+(``applies_to.when``) is then applied at run time wherever its situation
+arises in the dialog, unless the case sets its switch to ``false``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from .model import validate_at
 from .model.cases import Expected
 from .model.ledger import Example, LedgerFileModel, LedgerRuleModel
 from .rules._registry import REGISTRY, RuleType, TurnView
+from .rules._situation import bind_situations
 from .rules.evaluate import BoundRule
 from .yamlio import Location, SourceError, YamlDoc, load_yaml, locate
 
@@ -36,27 +39,33 @@ class LedgerRule:
     location: Location
 
     def applies(self, expected: Expected) -> bool:
+        """Whether the rule may apply to a turn with this expectation (its situations, if
+        any, are then observed at run time)."""
         cond = self.spec.applies_to
         if cond.behaviors not in (None, "all") and expected.behavior not in cond.behaviors:
             return False
         if cond.assertion is not None:
             value = expected.assertions.get(cond.assertion)
-            return value is not None and value is not False
+            if value is False:
+                return False  # the case opts out explicitly
+            return value is not None or bool(self.bound.when)
         return True
 
     def bind(self, assertions: dict[str, Any]) -> BoundRule:
-        """The rule as this turn uses it: the switch's value may set a param."""
+        """The rule as this turn uses it: without its switch, where its situations arise;
+        with the switch on, always (the switch's value may set a param)."""
         cond = self.spec.applies_to
         value = assertions.get(cond.assertion) if cond.assertion else None
-        if value is None or value is True:
+        if value is None:
             return self.bound
+        if value is True:
+            return replace(self.bound, when=()) if self.bound.when else self.bound
         extra = value if isinstance(value, dict) else ({cond.param: value} if cond.param else None)
         if extra is None:
             raise ValueError(f"assertion {cond.assertion}: {value!r} gives a value, but ledger "
                              f"rule {self.spec.id} names no 'param' to pass it to; write true")
         params = self.rule_type.parse({**self.spec.params, **extra})
-        return BoundRule(self.spec.id, self.rule_type, params, veto=self.spec.veto,
-                         layer=self.spec.layer, origin="ledger")
+        return replace(self.bound, params=params, when=())
 
 
 @dataclass(frozen=True)
@@ -90,7 +99,13 @@ def _rule(doc: YamlDoc, i: int, spec: LedgerRuleModel) -> LedgerRule:
         params = rt.parse(spec.params)
     except ValueError as exc:
         raise SourceError(doc.at((i, "params")), str(exc), f"[{i}].params") from None
-    bound = BoundRule(spec.id, rt, params, veto=spec.veto, layer=spec.layer, origin="ledger")
+    try:
+        when = bind_situations(spec.applies_to.when or [])
+    except (KeyError, ValueError) as exc:
+        raise SourceError(doc.at((i, "applies_to", "when")), str(exc.args[0]),
+                          f"[{i}].applies_to.when") from None
+    bound = BoundRule(spec.id, rt, params, veto=spec.veto, layer=spec.layer, origin="ledger",
+                      when=when)
     return LedgerRule(spec, rt, bound, doc.at((i,)))
 
 
@@ -135,4 +150,6 @@ def example_view(example: Example) -> TurnView:
         knowledge_points=[kp.model_dump() for kp in example.knowledge_points],
         assertions=dict(example.assertions), intent_code=example.intent_code,
         intent_name=example.intent_name, latency_ms=example.latency_ms,
+        earlier_knowledge=(None if example.earlier_knowledge is None
+                           else tuple(example.earlier_knowledge)),
     )

@@ -84,10 +84,13 @@ def judge_intent(turn: TurnPlan, reply: AgentReply, taxonomy: Taxonomy) -> r.Int
 
 async def _evaluate(rules: tuple[BoundRule, ...],
                     view: TurnView) -> list[r.RuleRow | RuleCrash]:
-    """Every rule on the turn: sync checks inline, async ones concurrently, in rule order."""
+    """Every rule whose situation arises on the turn: sync checks inline, async ones
+    concurrently, in rule order."""
     if not any(rule.rule_type.is_async for rule in rules):
-        return [rule.check(view) for rule in rules]
-    return list(await asyncio.gather(*(rule.aevaluate(view) for rule in rules)))
+        done = [rule.check(view) for rule in rules]
+    else:
+        done = list(await asyncio.gather(*(rule.aevaluate(view) for rule in rules)))
+    return [e for e in done if e is not None]
 
 
 def _failure_reasons(rows: list[r.RuleRow], explicit: r.RuleLogicResult,
@@ -113,6 +116,7 @@ async def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: A
         knowledge_points=[kp.model_dump() for kp in turn.expected.knowledge_points],
         assertions=dict(turn.expected.assertions), intent_code=reply.intent_code,
         intent_name=reply.intent_name, latency_ms=latency,
+        earlier_knowledge=turn.earlier_knowledge,
     )
     evaluated = await _evaluate(turn.rules, view)
     rows = [e.row if isinstance(e, RuleCrash) else e for e in evaluated]

@@ -32,6 +32,8 @@ class TurnPlan:
     rules: tuple[BoundRule, ...]
     rule_logic: Literal["all", "any", "weighted"] = "all"
     rule_pass_threshold: float = 0.7
+    #: the knowledge of the earlier turns of a scenario (``None`` for a case: unknown)
+    earlier_knowledge: tuple[dict[str, Any] | None, ...] | None = None
 
     @functools.cached_property
     def expectation(self) -> r.Expectation:
@@ -139,6 +141,7 @@ def compile_scenario(sc: Scenario, ledger: Ledger | None = None) -> ItemPlan:
     turns = []
     knowledge = sc.knowledge
     problems: list[tuple[tuple[str | int, ...], str]] = []
+    earlier: tuple[dict[str, Any] | None, ...] = ()
     for i, t in enumerate(sc.turns):
         if t.sets_knowledge:
             knowledge = t.knowledge
@@ -156,7 +159,9 @@ def compile_scenario(sc: Scenario, ledger: Ledger | None = None) -> ItemPlan:
             rules=rules,
             rule_logic=t.rule_logic,
             rule_pass_threshold=t.rule_pass_threshold,
+            earlier_knowledge=earlier,
         ))
+        earlier = (*earlier, knowledge)
     if problems:
         raise RuleBindError(problems)
     behaviors = sorted({t.expected.behavior for t in sc.turns if t.expected.behavior})

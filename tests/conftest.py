@@ -73,14 +73,15 @@ def _registry_restored() -> Iterator[None]:
     (rule types, adapter kinds, metric families)."""
     from pytest_agenteval.adapters import ADAPTERS
     from pytest_agenteval.metrics._family import FAMILIES, load_families
-    from pytest_agenteval.rules import REGISTRY
+    from pytest_agenteval.rules import REGISTRY, SITUATIONS
 
     REGISTRY.names()  # built-ins loaded before the snapshot
+    SITUATIONS.names()
     ADAPTERS.names()
     load_families()
-    saved = dict(REGISTRY._types), dict(ADAPTERS._kinds), dict(FAMILIES)
+    kept = (REGISTRY._types, SITUATIONS._types, ADAPTERS._kinds, FAMILIES)
+    saved = tuple(dict(k) for k in kept)
     yield
-    for registry, before in zip((REGISTRY._types, ADAPTERS._kinds, FAMILIES), saved,
-                                strict=True):
+    for registry, before in zip(kept, saved, strict=True):
         registry.clear()
         registry.update(before)

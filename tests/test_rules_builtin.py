@@ -253,7 +253,7 @@ def test_bind_validates() -> None:
     assert row.model_dump() == {"rule_id": "BR-9", "type": "max_chars", "status": "failed",
                                 "reason": "3 characters (max 2)", "evidence": "一二三",
                                 "score": pytest.approx(2 / 3), "weight": 2.0, "veto": True,
-                                "layer": "L1", "origin": "ledger"}
+                                "layer": "L1", "origin": "ledger", "trigger": ""}
 
 
 class Polite(pytest_agenteval.Params):

@@ -31,7 +31,7 @@ def test_handoff_rejects_bare_action_bare_party_and_negation(reply: str) -> None
 @pytest.mark.parametrize(("reply", "evidence"), [
     ("方便留个手机号吗？", "方便留个手机"),
     ("您的电话是多少", "电话是多少"),
-    ("麻烦再留一下您的手机号，店家核算后第一时间告诉您", "留一下您的手机"),
+    ("麻烦再留一下您的手机号，店家核算后第一时间告诉您", "留一下您的手机号"),
     ("方便的话给我们留个联系方式", "方便的话给我们留个联系方式"),
 ])
 def test_contact_requests_are_found(reply: str, evidence: str) -> None:

@@ -108,6 +108,10 @@ class RuleRow(_Result):
     veto: bool = False
     layer: str = "L1"
     origin: Literal["case", "ledger"] = "case"
+    #: the situations observed in the dialog that made a ledger rule apply
+    #: (``"reply_asks_for_contact: 留个手机号"``); empty when it applies by its case's switch
+    #: or behaviour
+    trigger: str = ""
 
 
 class RuleLogicResult(_Result):

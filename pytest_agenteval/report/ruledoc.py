@@ -10,6 +10,7 @@ from typing import Any
 
 from ..ledger import Ledger
 from ..rules._registry import REGISTRY, RuleType
+from ..rules._situation import SITUATIONS, SituationType
 
 __all__ = ["render_rules_doc"]
 
@@ -44,7 +45,7 @@ def _type(field: Any) -> str:
     return getattr(ann, "__name__", None) or str(ann)
 
 
-def _rule_type(rt: RuleType[Any]) -> list[str]:
+def _rule_type(rt: RuleType[Any] | SituationType[Any]) -> list[str]:
     doc = inspect.cleandoc(rt.doc) if rt.doc else "(no description)"
     lines = [f"### `{rt.name}`", "", doc, ""]
     fields = rt.params.model_fields
@@ -64,9 +65,13 @@ def _applies(rule: Any) -> str:
         parts.append("every turn")
     elif cond.behaviors:
         parts.append("behaviour " + " / ".join(cond.behaviors))
+    if cond.when:
+        names = [w if isinstance(w, str) else next(iter(w)) for w in cond.when]
+        parts.append("where " + " and ".join(f"`{n}`" for n in names))
     if cond.assertion:
-        parts.append(f"switch `{cond.assertion}`" + (f" → `{cond.param}`" if cond.param else ""))
-    return " and ".join(parts)
+        switch = f"switch `{cond.assertion}`" + (f" → `{cond.param}`" if cond.param else "")
+        parts.append(f"{switch} (`true` always, `false` never)" if cond.when else switch)
+    return " · ".join(parts) if cond.when else " and ".join(parts)
 
 
 def _ledger(ledger: Ledger) -> list[str]:
@@ -101,6 +106,18 @@ shows up at once:
 """
 
 
+_SITUATIONS = """## Situations
+
+A ledger rule with `applies_to: {when: <situation>}` runs on every turn where
+the situation arises in the dialog, whether or not the case turns a switch on;
+its row in the record says what triggered it (`trigger`). With an `assertion`
+as well, the case's switch set to `true` runs the rule on that turn anyway, and
+`false` opts the turn out. `when` takes a name, `{name: params}`, or a list of
+them (all must arise). Register your own with `@pytest_agenteval.situation`
+(see [howto-ledger.md](howto-ledger.md#situations-when)).
+"""
+
+
 def render_rules_doc(ledger: Ledger) -> str:
     """The whole of ``docs/rules.md``."""
     lines = [_HEAD, "## Rule types", ""]
@@ -108,6 +125,11 @@ def render_rules_doc(ledger: Ledger) -> str:
         rt = REGISTRY.get(name)
         if rt.check.__module__.startswith("pytest_agenteval."):  # built-in types only
             lines += _rule_type(rt)
+    lines += [_SITUATIONS]
+    for name in SITUATIONS.names():
+        st = SITUATIONS.get(name)
+        if st.observe.__module__.startswith("pytest_agenteval."):
+            lines += _rule_type(st)
     lines += _ledger(ledger)
     lines.append(_LIMITS)
     return "\n".join(lines).rstrip() + "\n"

@@ -13,17 +13,20 @@ default, so another business adjusts words, not code.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from pydantic import Field, field_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
-from ._text import clauses, compile_any, negated, normalize
+from ._text import asked, clauses, compile_any, negated, normalize
 
 __all__ = [
     "CONTACT_REQUEST",
     "PARTIES",
     "PARTY_ACTIONS",
+    "Compiles",
+    "ContactPatterns",
     "find_contact_request",
     "find_party_action",
 ]
@@ -32,13 +35,16 @@ PARTIES = ("店家", "门店", "店里", "店长", "销售", "顾问", "客服",
            "同事", "经理", "人工", "专员", "师傅", "商家")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
-                 "来电", "发给您", "发您", "决定", "拍板", "定夺", "(?<![一肯约预确])定(?![了金])")
+                 "来电", "发给您", "发您", "通知", "决定", "拍板", "定夺",
+                 "(?<![一肯约预确])定(?![了金])")
 #: a verb that hands the matter to the party named after it (「安排销售…」「咨询门店」)
 HAND_TO = ("安排", "让", "请", "咨询", "问问?", "转给", "交给", "转接")
 _DONE = r"(?<!已)(?<!已经)(?<!为您)(?<!帮您)(?<!无需)(?<!不需要)(?<!不必)"
 CONTACT_REQUEST = (
     _DONE + r"(留|提供|告诉|发|填|登记|输入|报)(我|我们)?(一?下|个|下|一个|一次|一遍|下来)?(下)?"
-    r"((您|你)的?)?((姓名|称呼|名字)(和|及|跟|以及)?)?(手机|电话|联系方式|号码|联系电话)(?!上|里)",
+    r"((您|你)的?)?((姓名|称呼|名字)(和|及|跟|以及)?)?"
+    r"(手机号码|手机号|手机|电话号码|电话|联系方式|号码|联系电话|phone( number)?|mobile|tel)"
+    r"(?!上|里)",
     r"给(我|我们)(留|发|报)(一?下|个)?(您|你)?(的)?(手机|电话|联系方式|号码)",
     r"(手机|电话|联系方式|号码)(号|号码)?(是)?多少",
     r"方便.{0,6}(留|给|提供|告诉|发)(我|我们)?(一?下|个)?((您|你)的?)?(手机|电话|联系方式|号码)",
@@ -59,17 +65,38 @@ COMMIT = (r"保证", r"一定(?!要)(?!会?(第一时间)?(通知|告诉|转达|
           r"承诺", r"绝对", r"放心", r"没问题", r"包(您|你)?(满意|过户|退)",
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"最低价?(给|可以|能)?(您|你)?\d", r"申请到", r"\d+(\.\d+)?万就(可以|能)",
-          r"就按.{0,6}(价|算)", r"说定了", r"随时(都)?可以")
+          r"就按.{0,6}(价|算)", r"说定了", r"随时(都)?可以",
+          r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享")
+_TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|周[一二三四五六日末]"
+         r"|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|晚上|中午"
+         r"|(\d+|[一二三四五六七八九十两]+)点)")
+#: statements of availability or of a time slot that promise without a commit verb
+#: (「有现车」「车还在的」「明天下午可以试驾」「随时来看」); a question or a supposition
+#: (「您明天能来吗」「明天能来的话…」「您想周六来」) is not one
+OFFER = (r"(有|还有)现车", r"现车(有|在|充足)", r"有车(可|能)?(租|看|提|开)",
+         r"(车|这台|这辆|这款|车子)(目前|现在)?(也|都|也都|还|一直)?"
+         r"(在售|在店|在的|在呢|在哦|没卖|还没卖)",
+         r"还在(售|店|库|的|呢|哦|呀)", r"在售(的|呢|哦)", r"(还)?没(有)?卖(掉|出去|呢|的|哦)",
+         r"(库存|现车|同款)(还)?有(\d+|[一两二三四五六七八九十几]+)(台|辆|个)",
+         _TIME + r"(都|就)?(可以|能)?(来|过来|到店|看车|来看|试驾|挑|选)",
+         _TIME + r"[^，,。]{0,6}?(都|就)?(可以|能)(直接)?(来|过来|到店|看车|看|试驾|提车|挑|选)",
+         r"(约|预约|安排|留)(好|上)了",
+         r"(给|帮|为)(您|你)(约|预约|留|保留|锁|锁定|预留|预定|订)(好|了|上|着|住|下)?")
+SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否",
+           r"(您|你)(想|要|打算|准备|计划|说)")
 DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法)(能)?(保证|承诺)",
               r"(保证|承诺)不了")
 SAFE = (*DISCLAIMER, r"(店家|销售|门店|负责人|专人).{0,6}(确认|核实|核算|安排|对接|细说|报价)")
 TOPICS: dict[str, tuple[str, ...]] = {
     "price": ("价格", "价钱", "价位", "报价", "多少钱", "便宜", "优惠", "折扣", "打折", "最低",
-              "底价", "(这个|此|该)价", r"\d+(\.\d+)?万"),
-    "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖"),
+              "底价", "(这个|此|该)价", r"\d+(\.\d+)?万", "补贴", "免息", "0利率", "福利",
+              "(即|立|尽)享"),
+    "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)",
+              "(提|取)车"),
     "condition": ("车况", "事故", "泡水", "火烧", "调表", "毛病"),
     "slot": ("试驾", "看车", "预约", "到店", "(看车|试驾|到店)时间", "几点", "明天", "后天",
-             "周[一二三四五六日末]", "上午", "下午"),
+             "周[一二三四五六日末]", "上午", "下午", "今晚", "今早", "明早", "明晚", "中午",
+             "晚上", "星期[一二三四五六日天]", "礼拜[一二三四五六日天]"),
 }
 
 
@@ -125,7 +152,7 @@ def _user_text(turn: TurnView) -> str:
     return "\n".join([*said, turn.input])
 
 
-class _Compiles(Params):
+class Compiles(Params):
     @field_validator("*", mode="after")
     @classmethod
     def _patterns_compile(cls, v: object) -> object:
@@ -139,7 +166,7 @@ class _Compiles(Params):
         return v
 
 
-class Handoff(_Compiles):
+class Handoff(Compiles):
     parties: tuple[str, ...] = PARTIES
     actions: tuple[str, ...] = PARTY_ACTIONS
     window: int = Field(default=12, ge=1, le=40)
@@ -159,7 +186,7 @@ def handoff(p: Handoff, turn: TurnView) -> RuleOutcome:
     return RuleOutcome.failed("no hand-off: no party followed by an action", turn.reply)
 
 
-class ContactPatterns(_Compiles):
+class ContactPatterns(Compiles):
     patterns: tuple[str, ...] = CONTACT_REQUEST
 
 
@@ -189,7 +216,73 @@ def no_contact_request(p: ContactPatterns, turn: TurnView) -> RuleOutcome:
     return RuleOutcome.passed("no contact request")
 
 
-class ChannelNotOffered(_Compiles):
+#: clauses that open a reply without answering anything: greetings, thanks, address
+OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人们?|客户|用户|顾客)?"
+           r"(您好|你好|哈喽|hello|hi|嗨)",
+           r"尊敬的(先生|女士|客户|用户|顾客)", r"亲+", r"在的", r"在呢", r"在", r"好的", r"好嘞",
+           r"好滴", r"好哒", r"嗯+", r"收到", r"ok(ay)?", r"哈+",
+           r"(谢谢|感谢)(您|你)?的?((咨询|关注|信任|耐心|支持|选择|光临)[^，,。!?]{0,12})?",
+           r"(如果|要是)?(您|你)?方便的话", r"为了.{0,12}(联系|回复|服务|跟进|通知)(您|你)",
+           r"(请问)?(怎么|如何)称呼(您|你)?", r"(您|你)贵姓", r"(先生|女士|小姐|老板)")
+#: words before a contact request inside its clause that answer nothing
+LEAD_INS = (r"麻烦", r"请问", r"请", r"(您|你)(的)?", r"先", r"可以先", r"再", r"这边", r"您看",
+            r"方便的话", r"一下", r"的话")
+
+
+class AnswersFirst(Compiles):
+    patterns: tuple[str, ...] = CONTACT_REQUEST
+    openers: tuple[str, ...] = OPENERS
+    lead_ins: tuple[str, ...] = LEAD_INS
+
+
+_WORDLESS = re.compile(r"[\W_]+")
+
+
+@functools.lru_cache(maxsize=64)
+def _opening(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """A run of openers, each with its particles (「您好呀感谢您关注诚信二手车」,
+    「亲亲在的在的」)."""
+    one = compile_any(patterns)
+    if one is None:
+        return None
+    return re.compile(f"(?:(?:{one.pattern})[呀啊哦呢吧啦嘛哈的]*)+", re.IGNORECASE)
+
+
+@rule("answers_before_asking", params=AnswersFirst)
+def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
+    """A reply that asks for the contact answers something first.
+
+    The text before the first contact request must hold more than ``openers``
+    (greetings, thanks, 「如果方便的话」「为了方便店家联系您」「怎么称呼您」)
+    and ``lead_ins`` (「麻烦」「请」「先」): 「标价8.98万，留个手机号…」 passes;
+    「您好！方便留个电话吗？」 and 「好的！为了方便联系您，麻烦留个手机号。」 fail.
+    A reply that asks for nothing passes.
+    """
+    regex = compile_any(p.patterns)
+    opener = _opening(p.openers)
+    lead_in = compile_any(p.lead_ins)
+    before: list[str] = []
+    for clause in clauses(turn.reply):
+        hit = next((m for m in regex.finditer(clause) if not negated(clause, m.start())),
+                   None) if regex else None
+        if hit is None:
+            before.append(clause)
+            continue
+        said = [c for c in before
+                if not (opener and opener.fullmatch(_WORDLESS.sub("", c).lower()))]
+        head = _WORDLESS.sub("", clause[:hit.start()])
+        while opener is not None and (m := opener.match(head)) and m.end():
+            head = head[m.end():]  # 「OK～ 麻烦留个…」: an opener without punctuation
+        if lead_in is not None:
+            head = lead_in.sub("", head)
+        if said or len(head) >= 2:
+            return RuleOutcome.passed("answers before asking for the contact",
+                                      "，".join([*said, head]) if said else head)
+        return RuleOutcome.failed("asks for the contact before answering", hit.group(0))
+    return RuleOutcome.passed("no contact request")
+
+
+class ChannelNotOffered(Compiles):
     channels: tuple[str, ...] = ("微信", "vx", "加V", "wx", "QQ", "企业微信", "绿泡泡")
     unless_user_mentions: bool = True
 
@@ -217,10 +310,13 @@ def channel_not_offered(p: ChannelNotOffered, turn: TurnView) -> RuleOutcome:
     return RuleOutcome.passed("no channel offered")
 
 
-class NoCommitment(_Compiles):
+class NoCommitment(Compiles):
     topics: dict[str, tuple[str, ...]] = Field(default_factory=lambda: dict(TOPICS))
     commit_patterns: tuple[str, ...] = COMMIT
     safe_patterns: tuple[str, ...] = SAFE
+    #: availability and slot statements: a promise unless the clause asks or supposes
+    offer_patterns: tuple[str, ...] = OFFER
+    suppose_patterns: tuple[str, ...] = SUPPOSE
 
 
 @rule("no_commitment", params=NoCommitment)
@@ -229,17 +325,27 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
 
     A clause fails when it names a topic *and* a commitment
     (「最低给您8.5万」「保证这个价」「现车一定有」), unless the same clause is
-    safe: a hand-off or a disclaimer (「以店家核算为准」「无法保证」). The
-    evidence is the clause and the topic it promised on.
+    safe: a hand-off or a disclaimer (「以店家核算为准」「无法保证」). A statement
+    of availability or of a slot is a commitment too (「有现车，随时来看」
+    「明天下午可以试驾」) unless its clause asks or supposes (「您明天能来吗」
+    「明天能来的话…」). The evidence is the clause and the topic it promised on.
     """
     commit, safe = compile_any(p.commit_patterns), compile_any(p.safe_patterns)
+    offer, suppose = compile_any(p.offer_patterns), compile_any(p.suppose_patterns)
     disclaimer = compile_any(DISCLAIMER)
     topics = {name: compile_any(pats) for name, pats in p.topics.items()}
-    parts = clauses(turn.reply)
+    parts, asks = clauses(turn.reply), asked(turn.reply)
     for i, clause in enumerate(parts):
         c = commit.search(clause) if commit else None
-        if c is None or negated(clause, c.start()):
-            continue
+        offered = c is None or negated(clause, c.start())
+        if offered:
+            c = offer.search(clause) if offer else None
+            # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
+            supposed = suppose is not None and (
+                suppose.search(clause) or (i > 0 and suppose.search(parts[i - 1])))
+            if c is None or negated(clause, c.start()) or asks[i] or supposed:
+                continue
+        assert c is not None
         # 「您放心，这台车没有事故」: a bare commitment covers the clause after it
         scope = clause if i + 1 == len(parts) or c.end() < len(clause) else (
             f"{clause}，{parts[i + 1]}")
@@ -249,16 +355,19 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
         for name, regex in topics.items():
             if regex is not None and regex.search(scope):
                 return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope)
+        if offered:  # an availability or slot statement is its own topic
+            return RuleOutcome.failed(f"promises availability: {c.group(0)!r}", scope)
     return RuleOutcome.passed("no promise on a real-time topic")
 
 
-class StatesValue(_Compiles):
+class StatesValue(Compiles):
     parties: tuple[str, ...] = PARTIES
     actions: tuple[str, ...] = PARTY_ACTIONS
     items: tuple[str, ...] = ("最新(报价|价格)", "优惠", "车况报告", "检测报告",
                               "具体(年份|配置|信息|价格)", "看车时间", "底价", "实车视频",
                               "实拍", "报价单", "详细(资料|信息)", "第一时间", "回电",
-                              "降价通知")
+                              "降价通知", "(首付|月供|分期|贷款|金融|置换|保险)(方案|政策)",
+                              "(发|推送)[^，,。]{0,6}(提醒|通知)")
 
 
 @rule("states_value", params=StatesValue)
@@ -279,7 +388,7 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
     return RuleOutcome.failed("does not say what leaving contact brings", turn.reply)
 
 
-class Order(_Compiles):
+class Order(Compiles):
     first: tuple[str, ...] = Field(min_length=1)
     then: tuple[str, ...] = Field(min_length=1)
     restating: tuple[str, ...] = ("对于", "关于", "您说的", "您提到的", "您反映的", "说好的",
@@ -318,7 +427,7 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
     return RuleOutcome.passed("in order", text[f.start(): t.end()])
 
 
-class EndsPolitely(_Compiles):
+class EndsPolitely(Compiles):
     forbidden: tuple[str, ...] = MARKETING
     contact_patterns: tuple[str, ...] = CONTACT_REQUEST
 

@@ -16,6 +16,7 @@ inside an async check).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ __all__ = [
 
 RuleStatus = Literal["passed", "failed", "not_applicable"]
 P = TypeVar("P", bound=BaseModel)
+T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., "RuleOutcome | Awaitable[RuleOutcome]"])
 
 
@@ -63,6 +65,9 @@ class TurnView:
     intent_code: int | str | None = None
     intent_name: str | None = None
     latency_ms: float | None = None
+    #: the knowledge of each earlier turn of this run's conversation (a scenario's), oldest
+    #: first; ``None`` when unknown (a single case, or history given as text)
+    earlier_knowledge: tuple[dict[str, Any] | None, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -149,26 +154,30 @@ def _checked(name: str, outcome: object) -> RuleOutcome:
     return outcome
 
 
-class Registry:
-    """Name → rule type. Registering a name twice replaces it (a user may override)."""
+class Registry(Generic[T]):
+    """Name → registered thing (rule types, situations). Registering a name twice replaces
+    it (a user may override a built-in)."""
 
-    def __init__(self) -> None:
-        self._types: dict[str, RuleType[Any]] = {}
+    def __init__(self, kind: str, plural: str, builtins: str) -> None:
+        self._kind, self._plural = kind, plural
+        self._module = builtins  # imported once, before the first lookup
+        self._types: dict[str, T] = {}
         self._builtins = "no"  # no | loading | yes
 
-    def register(self, rule_type: RuleType[Any]) -> None:
+    def register(self, name: str, value: T) -> None:
         # built-ins first, so that a user's type of the same name replaces the built-in
         if self._builtins == "no":
             self._load_builtins()
-        self._types[rule_type.name] = rule_type
+        self._types[name] = value
 
-    def get(self, name: str) -> RuleType[Any]:
+    def get(self, name: str) -> T:
         self._load_builtins()
         try:
             return self._types[name]
         except KeyError:
             known = ", ".join(sorted(self._types))
-            raise KeyError(f"unknown rule type {name!r}; known types: {known}") from None
+            raise KeyError(f"unknown {self._kind} {name!r}; known {self._plural}: "
+                           f"{known}") from None
 
     def names(self) -> list[str]:
         self._load_builtins()
@@ -178,12 +187,11 @@ class Registry:
         if self._builtins != "no":
             return
         self._builtins = "loading"
-        from . import builtin  # noqa: F401  (registers the built-in types on import)
-
+        importlib.import_module(self._module, __package__)  # registers the built-ins
         self._builtins = "yes"
 
 
-REGISTRY = Registry()
+REGISTRY: Registry[RuleType[Any]] = Registry("rule type", "types", ".builtin")
 
 
 def rule(name: str, params: type[BaseModel] = NoParams) -> Callable[[F], F]:
@@ -203,7 +211,7 @@ def rule(name: str, params: type[BaseModel] = NoParams) -> Callable[[F], F]:
     """
 
     def decorate(fn: F) -> F:
-        REGISTRY.register(RuleType(name, params, fn, (fn.__doc__ or "").strip()))
+        REGISTRY.register(name, RuleType(name, params, fn, (fn.__doc__ or "").strip()))
         return fn
 
     return decorate

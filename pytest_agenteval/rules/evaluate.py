@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from .._traceback import user_location, user_traceback
 from ..model.results import RuleLogicResult, RuleRow
 from ._registry import REGISTRY, RuleOutcome, RuleType, TurnView
+from ._situation import BoundSituation
 from ._text import normalize
 
 __all__ = ["BoundRule", "RuleCrash", "bind", "combine"]
@@ -36,14 +37,27 @@ class BoundRule:
     veto: bool = False
     layer: str = "L1"
     origin: Literal["case", "ledger"] = "case"
+    #: situations that must all arise in a turn for the rule to apply (ledger ``when``)
+    when: tuple[BoundSituation, ...] = ()
 
-    def row(self, outcome: RuleOutcome, turn: TurnView) -> RuleRow:
+    def trigger(self, turn: TurnView) -> str | None:
+        """Why the rule applies to ``turn`` (``"name: evidence; …"``), ``None`` when one of
+        its situations does not arise. A rule without situations gives ``""``."""
+        said = []
+        for s in self.when:
+            evidence = s.observe(turn)
+            if evidence is None:
+                return None
+            said.append(f"{s.type.name}: {as_written(evidence, turn.reply)}")
+        return "; ".join(said)
+
+    def row(self, outcome: RuleOutcome, turn: TurnView, trigger: str = "") -> RuleRow:
         """The row of ``outcome`` on ``turn``, evidence quoted as the agent wrote it."""
         return RuleRow(
             rule_id=self.rule_id, type=self.rule_type.name, status=outcome.status,
             reason=outcome.reason, evidence=as_written(outcome.evidence, turn.reply),
             score=outcome.score, weight=self.weight, veto=self.veto, layer=self.layer,
-            origin=self.origin)
+            origin=self.origin, trigger=trigger)
 
     def crash(self, exc: BaseException) -> RuleCrash:
         """A row of status ``error`` naming the exception and where the user's code raised it."""
@@ -55,27 +69,34 @@ class BoundRule:
                       layer=self.layer, origin=self.origin)
         return RuleCrash(row, user_traceback(exc))
 
-    def check(self, turn: TurnView) -> RuleRow | RuleCrash:
-        """Evaluate a sync check; a rule type that raises gives a :class:`RuleCrash`."""
+    def check(self, turn: TurnView) -> RuleRow | RuleCrash | None:
+        """Evaluate a sync check; ``None`` when the rule's situation does not arise. A rule
+        type (or a situation) that raises gives a :class:`RuleCrash`."""
         try:
+            trigger = self.trigger(turn) if self.when else ""
+            if trigger is None:
+                return None
             outcome = self.rule_type.evaluate(self.params, turn)
         except _PASS_THROUGH:
             raise
         except BaseException as exc:  # a user's rule (sys.exit() too) must not end the run
             return self.crash(exc)
-        return self.row(outcome, turn)
+        return self.row(outcome, turn, trigger)
 
-    async def aevaluate(self, turn: TurnView) -> RuleRow | RuleCrash:
+    async def aevaluate(self, turn: TurnView) -> RuleRow | RuleCrash | None:
         """Evaluate on the event loop (an async check is awaited); see :meth:`check`."""
         if not self.rule_type.is_async:
             return self.check(turn)
         try:
+            trigger = self.trigger(turn) if self.when else ""
+            if trigger is None:
+                return None
             outcome = await self.rule_type.aevaluate(self.params, turn)
         except _PASS_THROUGH:
             raise
         except BaseException as exc:
             return self.crash(exc)
-        return self.row(outcome, turn)
+        return self.row(outcome, turn, trigger)
 
     def evaluate(self, turn: TurnView) -> RuleRow:
         """Evaluate outside an event loop; exceptions propagate (ledger examples show them)."""

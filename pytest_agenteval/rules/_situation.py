@@ -1,0 +1,219 @@
+"""Situations: when a ledger rule applies, observed per turn from the dialog itself.
+
+A rule such as "no second contact request" is about a situation (the user
+gave a contact), not about a case author remembering a switch. A ledger rule's
+``applies_to.when`` names situations; at run time the rule is applied to a
+turn only where all of them arise, and its row records the observation that
+triggered it (``trigger``). A situation is a function
+``observe(params, turn) -> str | None`` returning the evidence when the
+situation arises (``None`` when it does not), registered with
+:func:`situation` like a rule type, with the same vocabularies as the rule
+types as its param defaults, so another business adjusts words, not code.
+
+Built-in situations:
+
+``reply_asks_for_contact``
+    the reply asks for the user's contact (the ``asks_for_contact`` vocabulary)
+``user_gave_contact``
+    a user message of the dialog, this turn's included, holds a contact
+    (a mainland mobile number in any spacing or width, by default)
+``knowledge_changed``
+    a fact of an earlier turn's knowledge is gone, nulled or different in this
+    turn's knowledge; where the earlier knowledge is unknown (a single case with
+    history), this turn's knowledge is empty or has a nulled field while the
+    history holds an earlier reply
+``user_ended``
+    the user's message ends the conversation or refuses (「不用了」「再见」「不想留电话」)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ._dialog import Compiles, ContactPatterns, find_contact_request
+from ._registry import NoParams, Registry, TurnView
+from ._text import compile_any, negated, normalize
+
+__all__ = [
+    "CONTACT_GIVEN",
+    "SITUATIONS",
+    "USER_ENDS",
+    "BoundSituation",
+    "SituationType",
+    "bind_situations",
+    "situation",
+]
+
+P = TypeVar("P", bound=BaseModel)
+
+#: a mainland mobile number in any spacing, in digits (NFKC: full-width digits are ASCII) or
+#: spoken (一三八…)
+CONTACT_GIVEN = (r"(?<!\d)(?:\+?86[\s\-]?)?1[3-9](?:[\s\-]?\d){9}(?!\d)",
+                 r"(?<![零〇幺一二两三四五六七八九])[一幺][三四五六七八九](?:[\s\-]?[零〇幺一二两三四五六七八九]){9}"
+                 r"(?![零〇幺一二两三四五六七八九])")
+#: the user ends the conversation or refuses
+USER_ENDS = ("不用了", "不需要了", "再见", "拜拜", r"(?<!\d)88(?!\d)", "先这样", "就这样吧",
+             "算了(?!一?下)", "不买了", "不考虑了", "不看了", "没兴趣", "不感兴趣",
+             "别(再)?(发|打|联系|推)", "不要再", "不想留", "不方便留", "不留(电话|手机|号|联系)",
+             "不(想|愿意)给", "没(有)?(别的|其他)(问题|事)了")
+
+
+@dataclass(frozen=True)
+class SituationType(Generic[P]):
+    """A registered situation."""
+
+    name: str
+    params: type[P]
+    observe: Callable[[P, TurnView], str | None]
+    doc: str = ""
+
+    def parse(self, raw: dict[str, Any]) -> P:
+        """Validate params; raise ``ValueError`` naming the param and the fix."""
+        try:
+            return self.params.model_validate(raw)
+        except ValidationError as exc:
+            parts = [f"{'.'.join(str(p) for p in e['loc']) or 'params'}: "
+                     f"{'unknown param' if e['type'] == 'extra_forbidden' else e['msg']}"
+                     for e in exc.errors()]
+            known = ", ".join(self.params.model_fields) or "none"
+            raise ValueError(f"situation {self.name!r}: {'; '.join(parts)} "
+                             f"(its params: {known})") from None
+
+
+SITUATIONS: Registry[SituationType[Any]] = Registry("situation", "situations",
+                                                    "._situation")
+
+
+def situation(name: str, params: type[BaseModel] = NoParams
+              ) -> Callable[[Callable[..., str | None]], Callable[..., str | None]]:
+    """Register ``observe(params, turn) -> str | None`` as situation ``name``.
+
+    Return the evidence (a short quote) when the situation arises, ``None`` when not.
+
+    Example (in ``conftest.py``)::
+
+        @agenteval.situation("user_mentions_loan")
+        def user_mentions_loan(p: agenteval.NoParams, turn: agenteval.TurnView) -> str | None:
+            return "贷款" if "贷款" in turn.input else None
+    """
+
+    def decorate(fn: Callable[..., str | None]) -> Callable[..., str | None]:
+        SITUATIONS.register(name, SituationType(name, params, fn, (fn.__doc__ or "").strip()))
+        return fn
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class BoundSituation:
+    """A situation with validated params, as one ledger rule's ``when`` names it."""
+
+    type: SituationType[Any]
+    params: BaseModel
+
+    def observe(self, turn: TurnView) -> str | None:
+        return self.type.observe(self.params, turn)
+
+
+def bind_situations(when: list[str | dict[str, dict[str, Any] | None]]
+                    ) -> tuple[BoundSituation, ...]:
+    """``when`` entries (a name, or ``{name: params}``) bound; ``KeyError``/``ValueError``
+    name the entry and the fix."""
+    out = []
+    for entry in when:
+        raw: dict[str, Any] | None
+        if isinstance(entry, str):
+            name, raw = entry, {}
+        else:
+            (name, raw), = entry.items()
+        kind = SITUATIONS.get(name)
+        out.append(BoundSituation(kind, kind.parse(raw or {})))
+    return tuple(out)
+
+
+# -- built-in situations -------------------------------------------------------------------
+
+@situation("reply_asks_for_contact", params=ContactPatterns)
+def reply_asks_for_contact(p: ContactPatterns, turn: TurnView) -> str | None:
+    """The reply asks for the user's contact (「留个手机号」「您的电话是多少」)."""
+    return find_contact_request(turn.reply, p.patterns)
+
+
+class ContactGiven(Compiles):
+    patterns: tuple[str, ...] = CONTACT_GIVEN
+
+
+@situation("user_gave_contact", params=ContactGiven)
+def user_gave_contact(p: ContactGiven, turn: TurnView) -> str | None:
+    """A user message of the dialog (this turn's included) holds a contact."""
+    regex = compile_any(p.patterns)
+    if regex is None:
+        return None
+    said = [h.get("content", "") for h in turn.history if h.get("role") == "user"]
+    for text in (turn.input, *reversed(said)):
+        if m := regex.search(normalize(text)):
+            return m.group(0)
+    return None
+
+
+class UserEnds(Compiles):
+    patterns: tuple[str, ...] = USER_ENDS
+
+
+@situation("user_ended", params=UserEnds)
+def user_ended(p: UserEnds, turn: TurnView) -> str | None:
+    """The user's message ends the conversation or refuses (not after a negation)."""
+    regex = compile_any(p.patterns)
+    text = normalize(turn.input)
+    for m in regex.finditer(text) if regex else ():
+        if not negated(text, m.start()) and not text[m.end():].lstrip().startswith(("吗", "?")):
+            return m.group(0)
+    return None
+
+
+def _facts(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, value) of every leaf; ``None`` leaves included (a nulled field)."""
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            yield from _facts(sub, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            yield from _facts(sub, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def _gone(before: Any, now: Any) -> str | None:
+    """The first fact of ``before`` that ``now`` lacks, nulls or changes."""
+    current = dict(_facts(now)) if now else {}
+    for path, value in _facts(before):
+        if value is None or value == "":
+            continue
+        if current.get(path) != value:
+            shown = current.get(path)
+            return f"{path}: {value} → {'null' if shown is None else shown}"
+    return None
+
+
+@situation("knowledge_changed")
+def knowledge_changed(p: NoParams, turn: TurnView) -> str | None:
+    """A fact of an earlier turn's knowledge is gone, nulled or different in this turn's
+    (the listing was withdrawn, a field emptied, another car). Where the earlier knowledge
+    is unknown (a single case with history), this turn's knowledge is empty or nulls a
+    field while the history holds an earlier reply. The evidence names the fact:
+    ``carConfigInfo.price.listPrice: 8.98万 → null``."""
+    if turn.earlier_knowledge:
+        for before in reversed(turn.earlier_knowledge):
+            if before and (hit := _gone(before, turn.knowledge)):
+                return hit
+        return None
+    if not any(h.get("role") == "assistant" for h in turn.history):
+        return None
+    if not turn.knowledge:
+        return "knowledge: null after an earlier reply"
+    nulled = next((path for path, value in _facts(turn.knowledge) if value is None), None)
+    return f"{nulled}: null after an earlier reply" if nulled else None
