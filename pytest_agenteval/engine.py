@@ -21,14 +21,16 @@ import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._traceback import user_traceback
 from .adapters.base import Adapter
 from .model.results import AgentError, ItemResult
 from .pipeline import run_plan, start_failure
 from .plan import ItemPlan
 from .taxonomy import Taxonomy
+
+if TYPE_CHECKING:
+    from ._workers import WorkerLink
 
 __all__ = ["Engine"]
 
@@ -42,8 +44,10 @@ class Engine:
     """Runs :class:`ItemPlan` conversations concurrently on a private event loop."""
 
     def __init__(self, make_adapter: Callable[[], Adapter], taxonomy: Taxonomy, concurrency: int,
-                 turn_budget_s: float = 60.0) -> None:
+                 turn_budget_s: float = 60.0, link: WorkerLink | None = None) -> None:
         self.taxonomy = taxonomy
+        #: an xdist worker's journal of sent items (see :mod:`._workers`)
+        self._link = link
         self.concurrency = max(1, concurrency)
         self.turn_budget_s = turn_budget_s
         self._futures: dict[str, concurrent.futures.Future[ItemResult]] = {}
@@ -85,14 +89,17 @@ class Engine:
                 raise asyncio.CancelledError
             self._started[key] = time.monotonic()
             self._unstarted.pop(key, None)
-            try:
-                return await run_plan(plan, self._adapter, self.taxonomy)
-            except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
-                raise
-            except BaseException as exc:  # an adapter that raised anything but AgentError
-                return start_failure(plan, AgentError(
-                    kind="connection", detail=f"the adapter raised {type(exc).__name__}: {exc}",
-                    traceback=user_traceback(exc)))
+            if self._link is not None:
+                sender = self._link.sent_by(key)
+                if sender is not None:  # a crashed worker's leftover it had already sent
+                    return start_failure(plan, AgentError(
+                        kind="not_resent", detail=f"not sent again: worker {sender} sent this "
+                        "conversation to the agent and crashed before reporting it; a second "
+                        "send could repeat what the agent did (a lead, a booking)"))
+                self._link.sending(key)
+            # an adapter's own exceptions are agent errors (run_plan); anything else raised
+            # here is a fault of the plugin's, not the agent's: the item shows it
+            return await run_plan(plan, self._adapter, self.taxonomy)
 
     def submit(self, key: str, plan: ItemPlan) -> concurrent.futures.Future[ItemResult]:
         """Start ``plan`` unless it was started already; never starts it twice."""
@@ -145,6 +152,10 @@ class Engine:
                  why: str) -> ItemResult:
         fut.cancel()
         return start_failure(plan, AgentError(kind="timeout", detail=why))
+
+    def halt(self) -> None:
+        """Send nothing more (thread-safe; what is in flight goes on until :meth:`close`)."""
+        self._closed = True
 
     @property
     def submitted(self) -> int:

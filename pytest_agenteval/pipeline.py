@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from ._traceback import user_traceback
 from .adapters.base import Adapter, AgentError, AgentReply, TurnRequest
 from .model import results as r
 from .plan import ItemPlan, TurnPlan
@@ -38,6 +39,13 @@ async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy) -> r.It
             reply = await adapter.send(request)
         except AgentError as exc:
             turns.append(error_turn(index, turn, exc.record(), _ms_since(started)))
+            break
+        except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
+            raise
+        except BaseException as exc:  # an adapter that raised anything else (SystemExit too)
+            turns.append(error_turn(index, turn, r.AgentError(
+                kind="connection", detail=f"the adapter raised {type(exc).__name__}: {exc}",
+                traceback=user_traceback(exc)), _ms_since(started)))
             break
         latency = _ms_since(started)
         turns.append(await _judge_turn(index, turn, request, reply, latency, taxonomy))

@@ -146,6 +146,7 @@ class Dispatch:
 
     def __init__(self, project: Any) -> None:
         self.project = project
+        self.link: Any = None  # the folder the workers watch (see _workers), once xdist runs
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -162,3 +163,24 @@ class Dispatch:
         node.workerinput["agenteval_mode"] = mode_for(
             str(node.config.getoption("dist", "no")),
             str(node.config.getoption("agenteval_dist")))
+        if self.link is None:
+            from ._workers import ControllerLink
+
+            self.link = ControllerLink()
+        from ._workers import WORKERINPUT_KEY
+
+        node.workerinput[WORKERINPUT_KEY] = str(self.link.dir)
+
+    def pytest_keyboard_interrupt(self) -> None:
+        """Ctrl-C on the controller alone: the workers stop calling the agent too."""
+        if self.link is not None:
+            self.link.stop()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        if error is not None and self.link is not None:
+            self.link.crashed()  # from now on, no worker re-sends what the dead one sent
+
+    def pytest_unconfigure(self) -> None:
+        if self.link is not None:
+            self.link.close()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ._stash import WIRE
+from ._workers import WORKERINPUT_KEY, WorkerLink
 from .items import CaseFile, CaseItem, LoadErrorItem
 from .scheduling import Mode, Prefetch
 
@@ -62,6 +63,20 @@ class Runner:
         self._engine: Engine | None = None
         self._engine_error: AgentError | None = None
         self._cases: list[CaseItem] | None = None
+        self.link = self._link()
+
+    def _link(self) -> WorkerLink | None:
+        """An xdist worker's link to its controller (stop and crash notices, sent journal)."""
+        if self.role != "worker":
+            return None
+        wi = self.config.workerinput  # type: ignore[attr-defined]
+        folder = wi.get(WORKERINPUT_KEY)
+        if not folder:
+            return None
+        try:
+            return WorkerLink(folder, str(wi.get("workerid", "gw?")))
+        except OSError:  # the controller's folder is gone: run without the link
+            return None
 
     def _prefetch(self) -> Prefetch:
         if self.role != "worker":
@@ -87,6 +102,9 @@ class Runner:
             if self.role == "single":
                 preflight(self.project)
             _freeze_once()
+            if self.link is not None:
+                self.link.on_stop = self._halt
+                self.link.watch()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item,
@@ -136,12 +154,17 @@ class Runner:
             per_turn = target.timeout_s * (target.retries + 1) + 8.0 * target.retries + 30.0
             try:
                 self._engine = Engine(self._make_adapter, self.project.taxonomy,
-                                      self.concurrency(), per_turn)
+                                      self.concurrency(), per_turn, self.link)
             except Exception as exc:
                 self._engine_error = AgentError(
                     kind="connection",
                     detail=f"could not start the target adapter: {type(exc).__name__}: {exc}")
         return self._engine
+
+    def _halt(self) -> None:
+        engine = self._engine
+        if engine is not None:
+            engine.halt()
 
     def _make_adapter(self) -> Adapter:
         """Build the adapter on the engine's loop: a conftest hook first, else the registry."""
@@ -168,13 +191,15 @@ class Runner:
     def close(self) -> None:
         """Stop the engine; never raises (a session must finish and write its record)."""
         engine, self._engine = self._engine, None
-        if engine is None:
-            return
         try:
-            engine.close()
+            if engine is not None:
+                engine.close()
         except Exception as exc:  # closing the agent's client must not cost the run record
             sys.stderr.write(f"agenteval: closing the adapter failed: {type(exc).__name__}: "
                              f"{exc}\n")
+        finally:
+            if self.link is not None:
+                self.link.close()
 
 
 def junit_properties(payload: dict[str, Any]) -> list[tuple[str, str]]:

@@ -188,18 +188,28 @@ def test_ctrl_c_cancels_and_keeps_finished_records(pytester: pytest.Pytester, pr
         assert record["completeness"]["stopped_early"] and record["completeness"]["missing"]
 
 
-def test_a_crashed_worker_loses_only_its_item_and_the_rest_is_recorded(pytester) -> None:
+def test_a_crashed_worker_loses_only_its_item_and_nothing_is_sent_twice(pytester) -> None:
+    """gw1 owns K-01, K-03, K-05, K-07, … and runs four at once; K-05 kills it after 0.2 s
+    while K-01, K-03 and K-07 are still being answered (1 s). xdist reports the item pytest
+    was waiting on (K-01) as crashed and hands the rest to the others: the three already
+    sent are not sent again (ERROR not_resent), the unsent ones run normally."""
     pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
     pytester.makepyfile(crashbot="""
         import os
+        import time
 
         def reply(turn):
+            fd = os.open("calls.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            os.write(fd, (turn["case_id"] + "\\n").encode())
+            os.close(fd)
             if turn["input"] == "crash":
+                time.sleep(0.2)
                 os._exit(3)
+            time.sleep(1.0)
             return {"output": "ok " + turn["input"]}
     """)
     pytester.path.joinpath("agenteval.yaml").write_text(
-        "target: {adapter: python, callable: 'crashbot:reply', concurrency: 1}\n")
+        "target: {adapter: python, callable: 'crashbot:reply', concurrency: 8}\n")
     rows = ["cases:"] + [f"  - {{id: K-{i:02d}, request: {{input: '{'crash' if i == 5 else i}'}}}}"
                          for i in range(12)]
     pytester.mkdir("cases").joinpath("a.yaml").write_text("\n".join(rows) + "\n")
@@ -207,19 +217,62 @@ def test_a_crashed_worker_loses_only_its_item_and_the_rest_is_recorded(pytester)
         "red_lines: []\nformal_requires_reviewed: false\n")
     result = pytester.runpytest_subprocess("cases", "-n", "2", "--agenteval-exit=gate")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["*INCOMPLETE: * of 12 selected items have no result*",
-                                 "*cases/a.yaml::K-* — no result*crashed*"])
+    calls = (pytester.path / "calls.log").read_text().split()
+    assert len(calls) == len(set(calls)) == 12, calls  # each conversation sent exactly once
     record = read_record(pytester.path)
-    missing = record["completeness"]["missing"]
-    # the dying worker takes the item pytest was waiting on; with items running ahead that
-    # may be a neighbour of K-05, and K-05 then dies on the replacement worker
-    assert "cases/a.yaml::K-05" in missing and 1 <= len(missing) <= 2
-    assert set(record["completeness"]["lost"]) == set(missing)
-    recorded = sorted(c["nodeid"] for c in record["cases"])
-    assert recorded == sorted(f"cases/a.yaml::K-{i:02d}" for i in range(12)
-                              if f"cases/a.yaml::K-{i:02d}" not in missing)
-    assert record["completeness"]["complete"] is False
+    assert record["completeness"]["missing"] == ["cases/a.yaml::K-01"]
+    assert list(record["completeness"]["lost"]) == ["cases/a.yaml::K-01"]
+    result.stdout.fnmatch_lines(["*INCOMPLETE: 1 of 12 selected items have no result*",
+                                 "*cases/a.yaml::K-01 — no result*crashed*"])
+    by_status = {c["id"]: (c["status"], c["error"] and c["error"]["kind"])
+                 for c in record["cases"]}
+    assert by_status == {
+        **{f"K-{i:02d}": ("passed", None) for i in (0, 2, 4, 6, 8, 9, 10, 11)},
+        **{f"K-{i:02d}": ("error", "not_resent") for i in (3, 5, 7)}}
+    detail = next(c for c in record["cases"] if c["id"] == "K-05")["error"]["detail"]
+    assert detail.startswith("not sent again: worker gw1 sent this conversation to the agent "
+                             "and crashed before reporting it")
+    assert record["metrics"]["service"]["errors_by_kind"] == {}  # not the agent's errors
     assert record["gate"]["result"] == "BLOCK"
-    assert record["gate"]["reasons"][0].startswith(f"incomplete run: {len(missing)} selected")
-    assert "cases/a.yaml::K-05" in record["gate"]["reasons"][0]
-    result.stdout.fnmatch_lines(["GATE: BLOCK*", "  - incomplete run: *K-05*"])
+    assert record["gate"]["reasons"][0].startswith("incomplete run: 1 selected")
+    result.stdout.fnmatch_lines(["GATE: BLOCK*", "  - incomplete run: *K-01*"])
+
+
+class TimedAgent(FakeAgent):
+    """Remembers when each request arrived."""
+
+    def __init__(self, latency_s: float) -> None:
+        super().__init__(latency_s=latency_s)
+        self.arrivals: list[float] = []
+
+    def record(self, body, headers) -> None:
+        super().record(body, headers)
+        with self._lock:
+            self.arrivals.append(time.monotonic())
+
+
+def test_ctrl_c_on_the_controller_alone_stops_the_workers_calls_within_a_second(
+        pytester: pytest.Pytester, project) -> None:
+    """A supervisor signals the controller only: xdist would stop handing out items, and the
+    workers would go on with what they hold (6.4 s of calls were measured)."""
+    with TimedAgent(latency_s=0.3) as agent:
+        rows = ["cases:"] + [f"  - {{id: W-{i:03d}, request: {{input: 你好}}}}" for i in range(300)]
+        project({"a.yaml": "\n".join(rows) + "\n"})
+        (pytester.path / "agenteval.yaml").write_text(
+            f"target: {{adapter: http, url: '{agent.url}', concurrency: 8}}\n")
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", "cases", "-n", "2",
+                                 "-p", "no:benchmark"], cwd=pytester.path,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 60
+        while len(agent.requests) < 24 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(agent.requests) >= 24, "the workers never got going"
+        signalled = time.monotonic()
+        proc.send_signal(signal.SIGINT)  # the controller's pid alone, not the group
+        out, _ = proc.communicate(timeout=60)
+        late = [t - signalled for t in agent.arrivals if t - signalled > 1.0]
+        last = max(t - signalled for t in agent.arrivals)
+        print(f"the last call arrived {last:.2f} s after the signal")
+        assert not late, f"calls {late} s after the signal; the last at {last:.2f} s\n{out}"
+        assert len(agent.requests) < 300, out
+        assert proc.returncode == 2, out

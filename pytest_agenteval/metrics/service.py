@@ -79,7 +79,9 @@ class ServiceFamily(Family[ServiceModel]):
     def compute(self, run: RunData) -> ServiceModel:
         pairs = list(run.turns())
         turns = [t for _, t in pairs]
-        agent = [t.error for t in turns if t.error is not None and t.error.kind != "rule"]
+        # a rule that raised, or an item not re-sent after a crash, is no error of the agent's
+        agent = [t.error for t in turns
+                 if t.error is not None and t.error.kind not in ("rule", "not_resent")]
         errors = Counter(e.kind for e in agent)
         groups: dict[tuple[str, str], list[str]] = {}
         for item, t in pairs:

@@ -48,7 +48,7 @@ __all__ = [
 
 ItemStatus = Literal["passed", "failed", "review", "error"]
 RuleStatus = Literal["passed", "failed", "not_applicable", "error"]
-ErrorKind = Literal["timeout", "http_status", "bad_body", "connection", "rule"]
+ErrorKind = Literal["timeout", "http_status", "bad_body", "connection", "rule", "not_resent"]
 JudgeStatus = Literal["passed", "review", "failed", "not_evaluated"]
 SuccessLevel = Literal["success", "partial", "failure"]
 #: why L2 was not evaluated on a turn
