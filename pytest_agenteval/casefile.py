@@ -7,7 +7,6 @@ list of fixes.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,13 +35,16 @@ def load_case_file(path: Path, display: str, ledger: Ledger | None = None,
 
 
 def deep_merge(base: Any, override: Any) -> Any:
-    """``override`` on top of ``base``: mappings merge key by key, anything else replaces."""
+    """``override`` on top of ``base``: mappings merge key by key, anything else replaces.
+
+    Nothing is copied: the loader builds every value of a file afresh (an alias too), and
+    what a default gives several items is only ever read."""
     if isinstance(base, dict) and isinstance(override, dict):
         out = dict(base)
         for key, value in override.items():
-            out[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
+            out[key] = deep_merge(base[key], value) if key in base else value
         return out
-    return copy.deepcopy(override)
+    return override
 
 
 def _entries(doc: YamlDoc, ledger: Ledger | None,

@@ -187,7 +187,7 @@ def test_merge_of_a_scalar_is_rejected() -> None:
 
 def test_recursive_alias_is_rejected_not_a_recursion_error() -> None:
     err = _error("a: &x [*x]\n")
-    assert "nesting deeper than 200 levels" in err.message
+    assert "the alias *x refers to the value it is in (a recursive anchor)" in err.message
     assert err.location.line == 1
 
 
@@ -249,7 +249,7 @@ def test_bad_indentation_line() -> None:
 def test_two_documents_are_rejected() -> None:
     err = _error("a: 1\n---\nb: 2\n")
     assert err.location.line == 2
-    assert "invalid YAML" in err.message
+    assert err.message == "invalid YAML: a second document (---); a file holds one document"
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n"])
