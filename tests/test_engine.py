@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -251,10 +252,12 @@ class TimedAgent(FakeAgent):
             self.arrivals.append(time.monotonic())
 
 
-def test_ctrl_c_on_the_controller_alone_stops_the_workers_calls_within_a_second(
-        pytester: pytest.Pytester, project) -> None:
-    """A supervisor signals the controller only: xdist would stop handing out items, and the
-    workers would go on with what they hold (6.4 s of calls were measured)."""
+@pytest.mark.parametrize("whom", ["controller", "group"])
+def test_ctrl_c_under_xdist_stops_the_workers_calls_within_a_second(
+        pytester: pytest.Pytester, project, whom: str) -> None:
+    """Ctrl-C in a terminal signals the whole process group; a supervisor may signal the
+    controller only: xdist would then stop handing out items, and the workers would go on
+    with what they hold (6.4 s of calls were measured)."""
     with TimedAgent(latency_s=0.3) as agent:
         rows = ["cases:"] + [f"  - {{id: W-{i:03d}, request: {{input: 你好}}}}" for i in range(300)]
         project({"a.yaml": "\n".join(rows) + "\n"})
@@ -262,13 +265,17 @@ def test_ctrl_c_on_the_controller_alone_stops_the_workers_calls_within_a_second(
             f"target: {{adapter: http, url: '{agent.url}', concurrency: 8}}\n")
         proc = subprocess.Popen([sys.executable, "-m", "pytest", "cases", "-n", "2",
                                  "-p", "no:benchmark"], cwd=pytester.path,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
         deadline = time.monotonic() + 60
         while len(agent.requests) < 24 and time.monotonic() < deadline:
             time.sleep(0.02)
         assert len(agent.requests) >= 24, "the workers never got going"
         signalled = time.monotonic()
-        proc.send_signal(signal.SIGINT)  # the controller's pid alone, not the group
+        if whom == "group":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)  # the controller's pid alone
         out, _ = proc.communicate(timeout=60)
         late = [t - signalled for t in agent.arrivals if t - signalled > 1.0]
         last = max(t - signalled for t in agent.arrivals)

@@ -15,6 +15,7 @@ import aiohttp
 
 from ..model.config import HttpTarget
 from ..privacy import clip
+from ._clock import agent_timeout
 from ._template import MISSING, closest_path, dig, render
 from .base import AgentError, AgentReply, TurnRequest, scalar_code
 
@@ -31,7 +32,9 @@ class HttpAdapter:
     def __init__(self, target: HttpTarget, session: aiohttp.ClientSession) -> None:
         self.target = target
         self.session = session
-        self._timeout = aiohttp.ClientTimeout(total=target.timeout_s)
+        # the agent's timeout is agent_timeout's (stalls of this process excluded); aiohttp's
+        # own would count a garbage collection's pause as the agent's
+        self._timeout = aiohttp.ClientTimeout(total=None)
 
     def body(self, request: TurnRequest) -> Any:
         values = request.names()
@@ -52,8 +55,9 @@ class HttpAdapter:
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", **self.target.headers}
         try:
-            async with self.session.request(self.target.method, self.target.url, data=payload,
-                                            headers=headers, timeout=self._timeout) as response:
+            async with agent_timeout(self.target.timeout_s), self.session.request(
+                    self.target.method, self.target.url, data=payload, headers=headers,
+                    timeout=self._timeout) as response:
                 status = response.status
                 raw = await response.read()
         except TimeoutError:

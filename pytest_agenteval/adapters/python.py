@@ -15,6 +15,7 @@ from typing import Any
 from .._traceback import user_traceback
 from ..model.config import PythonTarget
 from ..privacy import clip
+from ._clock import agent_timeout
 from .base import AgentError, AgentReply, TurnRequest, scalar_code
 
 __all__ = ["ElasticPool", "PythonAdapter", "import_callable"]
@@ -107,7 +108,7 @@ class PythonAdapter:
     async def send(self, request: TurnRequest) -> AgentReply:
         payload = request.names()
         try:
-            async with asyncio.timeout(self.target.timeout_s):
+            async with agent_timeout(self.target.timeout_s):
                 if self._async:
                     result = await self.fn(payload)
                 else:
