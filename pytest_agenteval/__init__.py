@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .adapters import AdapterContext, adapter
+    from .adapters._clock import agent_timeout
     from .adapters.base import Adapter, AgentError, AgentReply, TurnRequest
     from .model.config import TargetOptions
     from .rules import NoParams, Params, RuleOutcome, TurnView, rule, situation
@@ -34,6 +35,7 @@ __all__ = [
     "TurnView",
     "__version__",
     "adapter",
+    "agent_timeout",
     "rule",
     "situation",
 ]
@@ -52,6 +54,7 @@ _HOME = {
     "TurnRequest": ".adapters.base",
     "TurnView": ".rules",
     "adapter": ".adapters",
+    "agent_timeout": ".adapters._clock",
     "rule": ".rules",
     "situation": ".rules",
 }

@@ -16,6 +16,7 @@ import asyncio
 import time
 
 from ._traceback import user_traceback
+from .adapters._clock import LoopClock, clock_of
 from .adapters.base import Adapter, AgentError, AgentReply, TurnRequest
 from .model import results as r
 from .plan import ItemPlan, TurnPlan
@@ -31,23 +32,24 @@ async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy) -> r.It
     history = [dict(h) for h in plan.history]
     conversation_id: str | None = None
     turns: list[r.TurnResult] = []
+    clock = clock_of(asyncio.get_running_loop())
     for index, turn in enumerate(plan.turns):
         request = TurnRequest(turn.input, list(history), turn.knowledge, turn.extra,
                               conversation_id, plan.id, index)
-        started = time.perf_counter()
+        started = (time.perf_counter(), clock.observe())
         try:
             reply = await adapter.send(request)
         except AgentError as exc:
-            turns.append(error_turn(index, turn, exc.record(), _ms_since(started)))
+            turns.append(error_turn(index, turn, exc.record(), _ms_since(started, clock)))
             break
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
             raise
         except BaseException as exc:  # an adapter that raised anything else (SystemExit too)
             turns.append(error_turn(index, turn, r.AgentError(
                 kind="connection", detail=f"the adapter raised {type(exc).__name__}: {exc}",
-                traceback=user_traceback(exc)), _ms_since(started)))
+                traceback=user_traceback(exc)), _ms_since(started, clock)))
             break
-        latency = _ms_since(started)
+        latency = _ms_since(started, clock)
         turns.append(await _judge_turn(index, turn, request, reply, latency, taxonomy))
         conversation_id = reply.conversation_id or conversation_id
         history += [{"role": "user", "content": turn.input},
@@ -55,8 +57,11 @@ async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy) -> r.It
     return item_result(plan, turns)
 
 
-def _ms_since(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 3)
+def _ms_since(started: tuple[float, float], clock: LoopClock) -> float:
+    """The turn's latency: the time since ``started`` without this process's own stalls
+    (the agent did not take them; see adapters._clock)."""
+    at, stalled = started
+    return round(max(0.0, time.perf_counter() - at - (clock.observe() - stalled)) * 1000, 3)
 
 
 def error_turn(index: int, turn: TurnPlan, error: r.AgentError, latency: float) -> r.TurnResult:

@@ -21,7 +21,7 @@ import contextlib
 import weakref
 from collections.abc import AsyncIterator
 
-__all__ = ["LoopClock", "agent_timeout"]
+__all__ = ["LoopClock", "agent_timeout", "clock_of"]
 
 #: how often the loop notes that it is awake, and the lateness that counts as a stall
 TICK_S = 0.05
