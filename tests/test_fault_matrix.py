@@ -82,7 +82,7 @@ ROWS = [
     _row(Row("E-NOOUTPUT", "__nooutput__", "error", "bad_body", 200,
              detail="response_map.output 'output' is missing"), "output-missing"),
     _row(Row("E-NUMOUTPUT", "__numoutput__", "error", "bad_body", 200,
-             detail="response_map.output 'output' is a int"), "output-not-a-string"),
+             detail="response_map.output 'output' is a number"), "output-not-a-string"),
     # An empty reply is a reply, not an agent error: it is judged by the case's rules
     # like any other, so it passes where nothing asks for content and fails where a rule does.
     _row(Row("EMPTY", "__empty__", "passed"), "empty-reply-without-rules"),

@@ -24,6 +24,9 @@ __all__ = ["HttpAdapter", "make_session"]
 _SNIPPET = 300
 #: the optional ``response_map`` paths: read when configured, ``None`` when absent
 _OPTIONAL = ("intent_code", "intent_name", "conversation_id")
+#: what a JSON value that is not a string is, in the reader's words
+_JSON_KIND = {int: "a number", float: "a number", bool: "true or false", list: "a list",
+              dict: "an object", type(None): "null"}
 
 
 class HttpAdapter:
@@ -85,7 +88,7 @@ class HttpAdapter:
         rmap = self.target.response_map
         output = dig(data, rmap.output)
         if output is MISSING or not isinstance(output, str):
-            found = "missing" if output is MISSING else f"a {type(output).__name__}"
+            found = "missing" if output is MISSING else _JSON_KIND.get(type(output), "not text")
             text = raw.decode("utf-8", errors="replace")
             near = closest_path(data, rmap.output) if output is MISSING else None
             hint = f" (did you mean '{near}'?)" if near else ""
