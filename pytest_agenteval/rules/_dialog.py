@@ -375,17 +375,22 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
     """The reply says what the user gets by leaving contact.
 
     Passes on a concrete ``items`` term (「具体年份」「最新报价」) or a
-    party + action (「店家核算后告诉您」); a bare 「确认」 states nothing.
+    party + action (「店家核算后告诉您」); a bare 「确认」 states nothing, nor does
+    a disclaimer (「价格以店家核算为准」).
     """
     items = compile_any(p.items)
     text = normalize(turn.reply)
     for m in items.finditer(text) if items else ():
         if not negated(text, m.start()):  # 「目前没有优惠」 offers nothing
             return RuleOutcome.passed("states a concrete item", m.group(0))
-    hit = find_party_action(turn.reply, p.parties, p.actions)
+    # 「价格以店家核算为准」 is a disclaimer, not what the user gets: it does not count
+    hit = find_party_action(_DISCLAIMED.sub("，", text), p.parties, p.actions)
     if hit:
         return RuleOutcome.passed("states who does what", hit)
     return RuleOutcome.failed("does not say what leaving contact brings", turn.reply)
+
+
+_DISCLAIMED = re.compile(r"以[^，,。！？!?；;]{0,8}为准")
 
 
 class Order(Compiles):
