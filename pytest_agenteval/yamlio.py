@@ -44,24 +44,12 @@ FREEFORM_KEYS = frozenset({"knowledge", "extra"})
 _STR = "tag:yaml.org,2002:str"
 
 Path_ = tuple[str | int, ...]
-#: libyaml's parser when PyYAML was built with it (about 10x faster); same nodes and marks
-_BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: libyaml's parser when PyYAML was built with it (about 10x faster); same events and marks
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 #: a plain scalar's tag depends on its text alone (the safe loader has no path resolvers):
 #: remembered, a case file's repeated values (labels, field values) skip the regexes
 _RESOLVED: dict[str, str] = {}
 _RESOLVED_MAX = 200_000
-
-
-class _LOADER(_BASE):  # type: ignore[misc]
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is not yaml.ScalarNode or not implicit[0]:
-            return super().resolve(kind, value, implicit)
-        tag = _RESOLVED.get(value)
-        if tag is None:
-            tag = super().resolve(kind, value, implicit)
-            if len(_RESOLVED) < _RESOLVED_MAX:
-                _RESOLVED[value] = tag
-        return tag
 
 
 @dataclass(frozen=True)

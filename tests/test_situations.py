@@ -90,7 +90,8 @@ def test_user_ended(text: str, expected: str | None) -> None:
 def test_situation_params_are_validated_and_named() -> None:
     with pytest.raises(KeyError, match="unknown situation 'reply_asks'; known situations: "):
         bind_situations(["reply_asks"])
-    with pytest.raises(ValueError, match=r"situation 'user_gave_contact': pattern: unknown"):
+    with pytest.raises(ValueError, match=r"situation 'user_gave_contact': params\.pattern: "
+                       r"unknown param \(its params: patterns\)"):
         bind_situations([{"user_gave_contact": {"pattern": ["x"]}}])
     (bound,) = bind_situations([{"user_gave_contact": {"patterns": [r"[\w.]+@[\w.]+"]}}])
     assert bound.observe(TurnView(input="a.b@example.com", reply="")) == "a.b@example.com"

@@ -35,11 +35,11 @@ class LoopClock:
         self.loop = loop
         self.last = loop.time()
         self.stalled = 0.0
-        self._handle = loop.call_later(TICK_S, self._tick)
+        loop.call_later(TICK_S, self._tick)
 
     def _tick(self) -> None:
         self.observe()
-        self._handle = self.loop.call_later(TICK_S, self._tick)
+        self.loop.call_later(TICK_S, self._tick)
 
     def observe(self) -> float:
         """The total stall so far, the one in progress included."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from typing import Any
 
 __all__ = ["MISSING", "closest_path", "dig", "leaf_paths", "render"]
@@ -71,9 +72,9 @@ def dig(data: Any, path: str) -> Any:
 def leaf_paths(data: Any, limit: int = 500) -> list[str]:
     """The dotted paths of ``data``'s values (list items by index), breadth first."""
     out: list[str] = []
-    queue: list[tuple[str, Any]] = [("", data)]
+    queue: deque[tuple[str, Any]] = deque([("", data)])
     while queue and len(out) < limit:
-        prefix, node = queue.pop(0)
+        prefix, node = queue.popleft()
         children = (node.items() if isinstance(node, dict) else
                     enumerate(node[:20]) if isinstance(node, list) else ())
         for key, value in children:

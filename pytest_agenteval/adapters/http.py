@@ -38,6 +38,9 @@ class HttpAdapter:
         # the agent's timeout is agent_timeout's (stalls of this process excluded); aiohttp's
         # own would count a garbage collection's pause as the agent's
         self._timeout = aiohttp.ClientTimeout(total=None)
+        #: an optional path missing from a reply → the reply's closest path, looked up on the
+        #: first such reply only (a typo misses in every turn; the lookup walks the reply)
+        self._closest: dict[str, str | None] = {}
 
     def body(self, request: TurnRequest) -> Any:
         values = request.names()
@@ -100,7 +103,9 @@ class HttpAdapter:
             path = getattr(rmap, name)
             value = None if path is None else dig(data, path)
             if value is MISSING:  # configured, not in this reply: a typo shows in every turn
-                missing.append((name, path, closest_path(data, path)))
+                if path not in self._closest:
+                    self._closest[path] = closest_path(data, path)
+                missing.append((name, path, self._closest[path]))
                 value = None
             values[name] = value
         return AgentReply(

@@ -128,19 +128,23 @@ class RuleType(Generic[P]):
 
     def parse(self, raw: dict[str, Any]) -> P:
         """Validate params; raise ``ValueError`` naming the param and the fix."""
-        try:
-            return self.params.model_validate(raw)
-        except ValidationError as exc:
-            parts = []
-            for err in exc.errors():
-                loc = ".".join(str(p) for p in err["loc"])
-                msg = "unknown param" if err["type"] == "extra_forbidden" else err["msg"]
-                msg = msg.removeprefix("Value error, ")
-                parts.append(f"params.{loc}: {msg}" if loc else f"params: {msg}")
-            known = ", ".join(f.alias or name for name, f in self.params.model_fields.items())
-            known = known or "none"
-            raise ValueError(f"rule type {self.name!r}: {'; '.join(parts)} "
-                             f"(its params: {known})") from None
+        return parse_params(f"rule type {self.name!r}", self.params, raw)
+
+
+def parse_params(what: str, params: type[P], raw: dict[str, Any]) -> P:
+    """``raw`` validated as ``params`` of ``what`` (a rule type, a situation); a
+    ``ValueError`` names each bad param and the known ones."""
+    try:
+        return params.model_validate(raw)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            msg = "unknown param" if err["type"] == "extra_forbidden" else err["msg"]
+            msg = msg.removeprefix("Value error, ")
+            parts.append(f"params.{loc}: {msg}" if loc else f"params: {msg}")
+        known = ", ".join(f.alias or name for name, f in params.model_fields.items()) or "none"
+        raise ValueError(f"{what}: {'; '.join(parts)} (its params: {known})") from None
 
 
 async def _awaited(value: Awaitable[RuleOutcome]) -> RuleOutcome:

@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from ._dialog import Compiles, ContactPatterns, find_contact_request
-from ._registry import NoParams, Registry, TurnView
+from ._registry import NoParams, Registry, TurnView, parse_params
 from ._text import compile_any, negated, normalize
 
 __all__ = [
@@ -73,15 +73,7 @@ class SituationType(Generic[P]):
 
     def parse(self, raw: dict[str, Any]) -> P:
         """Validate params; raise ``ValueError`` naming the param and the fix."""
-        try:
-            return self.params.model_validate(raw)
-        except ValidationError as exc:
-            parts = [f"{'.'.join(str(p) for p in e['loc']) or 'params'}: "
-                     f"{'unknown param' if e['type'] == 'extra_forbidden' else e['msg']}"
-                     for e in exc.errors()]
-            known = ", ".join(self.params.model_fields) or "none"
-            raise ValueError(f"situation {self.name!r}: {'; '.join(parts)} "
-                             f"(its params: {known})") from None
+        return parse_params(f"situation {self.name!r}", self.params, raw)
 
 
 SITUATIONS: Registry[SituationType[Any]] = Registry("situation", "situations",
@@ -187,9 +179,8 @@ def _facts(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         yield path, value
 
 
-def _gone(before: Any, now: Any) -> str | None:
-    """The first fact of ``before`` that ``now`` lacks, nulls or changes."""
-    current = dict(_facts(now)) if now else {}
+def _gone(before: Any, current: dict[str, Any]) -> str | None:
+    """The first fact of ``before`` that ``current`` (flattened) lacks, nulls or changes."""
     for path, value in _facts(before):
         if value is None or value == "":
             continue
@@ -207,8 +198,9 @@ def knowledge_changed(p: NoParams, turn: TurnView) -> str | None:
     field while the history holds an earlier reply. The evidence names the fact:
     ``carConfigInfo.price.listPrice: 8.98万 → null``."""
     if turn.earlier_knowledge:
+        current = dict(_facts(turn.knowledge)) if turn.knowledge else {}
         for before in reversed(turn.earlier_knowledge):
-            if before and (hit := _gone(before, turn.knowledge)):
+            if before and (hit := _gone(before, current)):
                 return hit
         return None
     if not any(h.get("role") == "assistant" for h in turn.history):
