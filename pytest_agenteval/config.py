@@ -64,7 +64,30 @@ class LoadedConfig:
             self.target.preflight(rootdir)
         except PreflightError as exc:
             return [SourceError(self.at("target", exc.field), exc.message, f"target.{exc.field}")]
-        return []
+        return self.judge_preflight()
+
+    def judge_preflight(self, env: Mapping[str, str] | None = None) -> list[SourceError]:
+        """What would make every judge call fail: an unset variable in ``judge.base_url``
+        or ``judge.model``, an unset ``judge.api_key_env``."""
+        judge = self.model.judge
+        if judge is None or not judge.configured:
+            return []
+        environ = os.environ if env is None else env
+        errors = []
+        for field in ("model", "base_url"):
+            value = getattr(judge, field) or ""
+            unset = [m.group(1) for m in _VAR.finditer(value) if m.group(1) not in environ]
+            if unset:
+                errors.append(SourceError(
+                    self.at("judge", field), f"environment variable {unset[0]} is not set; "
+                    f"export it or write ${{{unset[0]}:-default}}", f"judge.{field}"))
+        if not environ.get(judge.api_key_env):
+            errors.append(SourceError(
+                self.at("judge", "api_key_env"), f"environment variable {judge.api_key_env} "
+                "is not set; export the judge's API key in it (any non-empty value for a "
+                "local server), or remove judge: to run without the judge",
+                "judge.api_key_env"))
+        return errors
 
 
 def interpolate(data: Any, path: tuple[str | int, ...], doc: YamlDoc,

@@ -31,6 +31,7 @@ from .taxonomy import Taxonomy
 
 if TYPE_CHECKING:
     from ._workers import WorkerLink
+    from .judge import Judge
 
 __all__ = ["Engine"]
 
@@ -44,7 +45,8 @@ class Engine:
     """Runs :class:`ItemPlan` conversations concurrently on a private event loop."""
 
     def __init__(self, make_adapter: Callable[[], Adapter], taxonomy: Taxonomy, concurrency: int,
-                 turn_budget_s: float = 60.0, link: WorkerLink | None = None) -> None:
+                 turn_budget_s: float = 60.0, link: WorkerLink | None = None,
+                 make_judge: Callable[[], Judge | None] | None = None) -> None:
         self.taxonomy = taxonomy
         #: an xdist worker's journal of sent items (see :mod:`._workers`)
         self._link = link
@@ -61,10 +63,11 @@ class Engine:
                                         daemon=True)
         self._thread.start()
         self._adapter: Adapter | None = None
+        self._judge: Judge | None = None
         self._sem: asyncio.Semaphore | None = None
         self._closed = False
         try:
-            self._call(self._start(make_adapter), timeout=120)
+            self._call(self._start(make_adapter, make_judge), timeout=120)
         except BaseException:
             self._stop_loop()
             raise
@@ -78,11 +81,13 @@ class Engine:
     def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
-    async def _start(self, make_adapter: Callable[[], Adapter]) -> None:
+    async def _start(self, make_adapter: Callable[[], Adapter],
+                     make_judge: Callable[[], Judge | None] | None) -> None:
         self._sem = asyncio.Semaphore(self.concurrency)
         self._adapter = make_adapter()
+        self._judge = make_judge() if make_judge is not None else None
 
-    async def _run(self, key: str, plan: ItemPlan) -> ItemResult:
+    async def _run(self, key: str, plan: ItemPlan, trial: int) -> ItemResult:
         assert self._sem is not None and self._adapter is not None
         async with self._sem:
             if self._closed:  # close() began while this item queued: send nothing more
@@ -99,9 +104,10 @@ class Engine:
                 self._link.sending(key)
             # an adapter's own exceptions are agent errors (run_plan); anything else raised
             # here is a fault of the plugin's, not the agent's: the item shows it
-            return await run_plan(plan, self._adapter, self.taxonomy)
+            return await run_plan(plan, self._adapter, self.taxonomy, self._judge, trial)
 
-    def submit(self, key: str, plan: ItemPlan) -> concurrent.futures.Future[ItemResult]:
+    def submit(self, key: str, plan: ItemPlan,
+               trial: int = 0) -> concurrent.futures.Future[ItemResult]:
         """Start ``plan`` unless it was started already; never starts it twice."""
         with self._lock:
             fut = self._futures.get(key)
@@ -112,21 +118,21 @@ class Engine:
                     fut = concurrent.futures.Future()
                     fut.set_result(self._stopped(plan))
                 else:
-                    coro = self._unstarted[key] = self._run(key, plan)
+                    coro = self._unstarted[key] = self._run(key, plan, trial)
                     fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
                 self._futures[key] = fut
             return fut
 
-    def submit_many(self, work: Iterable[tuple[str, ItemPlan]]) -> int:
+    def submit_many(self, work: Iterable[tuple[str, ItemPlan, int]]) -> int:
         n = 0
-        for key, plan in work:
-            self.submit(key, plan)
+        for key, plan, trial in work:
+            self.submit(key, plan, trial)
             n += 1
         return n
 
-    def result(self, key: str, plan: ItemPlan) -> ItemResult:
+    def result(self, key: str, plan: ItemPlan, trial: int = 0) -> ItemResult:
         """Wait for ``plan``'s result (submitting it now if nobody did), boundedly."""
-        fut = self.submit(key, plan)
+        fut = self.submit(key, plan, trial)
         budget = self.turn_budget_s * len(plan.turns)
         while True:
             try:
@@ -173,6 +179,8 @@ class Engine:
         try:
             if self._adapter is not None and self._thread.is_alive():
                 self._call(asyncio.wait_for(self._adapter.aclose(), timeout=10), timeout=15)
+            if self._judge is not None and self._thread.is_alive():
+                self._call(asyncio.wait_for(self._judge.aclose(), timeout=10), timeout=15)
         finally:
             self._stop_loop()
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import TYPE_CHECKING
 
 from ._traceback import user_traceback
 from .adapters._clock import LoopClock, clock_of
@@ -24,11 +25,16 @@ from .rules._registry import TurnView
 from .rules.evaluate import BoundRule, RuleCrash, combine
 from .taxonomy import Taxonomy
 
-__all__ = ["judge_intent", "run_plan", "start_failure"]
+if TYPE_CHECKING:
+    from .judge import Judge
+
+__all__ = ["classified", "judge_intent", "run_plan", "start_failure"]
 
 
-async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy) -> r.ItemResult:
-    """Run every turn in order on one conversation and judge each reply."""
+async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy,
+                   judge: Judge | None = None, trial: int = 0) -> r.ItemResult:
+    """Run every turn in order on one conversation and judge each reply (the judge's call
+    of a turn starts as soon as its reply is in)."""
     history = [dict(h) for h in plan.history]
     conversation_id: str | None = None
     turns: list[r.TurnResult] = []
@@ -50,11 +56,12 @@ async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy) -> r.It
                 traceback=user_traceback(exc)), _ms_since(started, clock)))
             break
         latency = _ms_since(started, clock)
-        turns.append(await _judge_turn(index, turn, request, reply, latency, taxonomy))
+        turns.append(await _judge_turn(index, turn, request, reply, latency, taxonomy,
+                                       judge, trial))
         conversation_id = reply.conversation_id or conversation_id
         history += [{"role": "user", "content": turn.input},
                     {"role": "assistant", "content": reply.output}]
-    return item_result(plan, turns)
+    return item_result(plan, turns, judge)
 
 
 def _ms_since(started: tuple[float, float], clock: LoopClock) -> float:
@@ -95,6 +102,21 @@ def judge_intent(turn: TurnPlan, reply: AgentReply, taxonomy: Taxonomy) -> r.Int
         reason_code="no_intent" if none else None)
 
 
+def classified(intent: r.IntentResult, rows: list[r.RuleRow]) -> r.IntentResult:
+    """L2 from an ``intent_classification`` rule when the API returned no intent: the label
+    the judge picked (the row's evidence) is the prediction, in the same P/R/F1 tables."""
+    if intent.predicted is not None:
+        return intent
+    row = next((x for x in rows if x.type == "intent_classification"
+                and x.status in ("passed", "failed") and x.evidence), None)
+    if row is None:
+        return intent
+    correct = None if intent.expected is None else row.evidence == intent.expected
+    return intent.model_copy(update={
+        "predicted": row.evidence, "correct": correct, "evaluated": True,
+        "reason": f"predicted by the judge ({row.rule_id})", "reason_code": None})
+
+
 async def _evaluate(rules: tuple[BoundRule, ...],
                     view: TurnView) -> list[r.RuleRow | RuleCrash]:
     """Every rule whose situation arises on the turn: sync checks inline, async ones
@@ -122,44 +144,102 @@ def _failure_reasons(rows: list[r.RuleRow], explicit: r.RuleLogicResult,
 
 
 async def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: AgentReply,
-                      latency: float, taxonomy: Taxonomy) -> r.TurnResult:
+                      latency: float, taxonomy: Taxonomy, judge: Judge | None,
+                      trial: int) -> r.TurnResult:
     view = TurnView(
         input=turn.input, reply=reply.output, history=request.history,
         knowledge=turn.knowledge,
         knowledge_points=[kp.model_dump() for kp in turn.expected.knowledge_points],
         assertions=dict(turn.expected.assertions), intent_code=reply.intent_code,
         intent_name=reply.intent_name, latency_ms=latency,
-        earlier_knowledge=turn.earlier_knowledge,
+        earlier_knowledge=turn.earlier_knowledge, judge=judge, trial=trial,
+        expected_behavior=turn.expected.behavior,
     )
     evaluated = await _evaluate(turn.rules, view)
     rows = [e.row if isinstance(e, RuleCrash) else e for e in evaluated]
     crash = next((e for e in evaluated if isinstance(e, RuleCrash)), None)
     explicit = combine([row for row in rows if row.origin == "case"], turn.rule_logic,
                        turn.rule_pass_threshold)
-    intent = judge_intent(turn, reply, taxonomy)
+    intent = classified(judge_intent(turn, reply, taxonomy), rows)
     reasons = _failure_reasons(rows, explicit, intent)
     error = None
     if crash is not None:  # the rule, not the agent, is broken: no business verdict
         error = r.AgentError(kind="rule", detail=f"{crash.row.rule_id}: {crash.row.reason}",
                              traceback=crash.traceback)
+    verdict = await _l3(turn, view, judge, error is not None)
     status: r.ItemStatus = "error" if error else ("failed" if reasons else "passed")
+    if status != "error" and verdict.status == "failed":  # never offsets an L1/L2 failure
+        reasons.append(f"judge: {verdict.reason}")
+        status = "failed"
+    elif status == "passed" and verdict.status == "review":
+        status = "review"
     return r.TurnResult(
         index=index, input=turn.input, knowledge=turn.knowledge, extra=turn.extra,
         reply=reply.output, status=status, failure_reasons=reasons, error=error,
-        latency_ms=latency, rules=rows, rule_logic=explicit, intent=intent,
+        latency_ms=latency, rules=rows, rule_logic=explicit, intent=intent, judge=verdict,
         conversation_id=reply.conversation_id, expected=turn.expectation,
         missing_paths=[r.MissingPath(field=f, path=p, closest=c) for f, p, c in reply.missing],
     )
 
 
-def item_result(plan: ItemPlan, turns: list[r.TurnResult]) -> r.ItemResult:
-    """The item's result from its turns: the worst verdict, the task success level."""
+def item_result(plan: ItemPlan, turns: list[r.TurnResult],
+                judge: Judge | None = None) -> r.ItemResult:
+    """The item's result from its turns: the worst verdict, the judge summary, the task
+    success level."""
     status = r.worst(t.status for t in turns)
     return r.ItemResult(
         id=plan.id, kind=plan.kind, status=status, **plan.meta,
-        history=plan.messages,
+        history=plan.messages, judge=_judge_summary(plan, turns, judge),
         turns=turns, turns_planned=len(plan.turns), task=_task(plan, status),
     )
+
+
+async def _l3(turn: TurnPlan, view: TurnView, judge: Judge | None,
+              rule_error: bool) -> r.JudgeResult:
+    """The judge's verdict on an answered turn (one structured call, or why none)."""
+    if judge is None:
+        return r.NO_JUDGE
+    if turn.judge is None:
+        return r.JUDGE_OFF
+    if rule_error:
+        return _RULE_ERROR
+    from .judge import TurnContext
+
+    exp = turn.expected
+    return await judge.turn(view, TurnContext(exp.behavior, exp.outcome, turn.judge.dimensions,
+                                              turn.judge.notes, view.trial))
+
+
+_RULE_ERROR = r.JudgeResult(reason="not judged: a rule type raised on this turn",
+                            reason_code="rule_error")
+
+
+def _judge_summary(plan: ItemPlan, turns: list[r.TurnResult],
+                   judge: Judge | None) -> r.JudgeResult:
+    """A case's judge verdict is its turn's; a scenario's is the worst of its judged turns,
+    with each dimension's lowest score."""
+    if plan.kind == "case" and turns:
+        return turns[0].judge
+    if judge is None:
+        return r.NO_JUDGE
+    judged = [t.judge for t in turns if t.judge.judged]
+    if not judged:
+        first = next((t.judge for t in turns if t.judge.reason_code not in r.NOT_OWED), None)
+        return first or (r.JUDGE_OFF if not plan.meta.get("judge_enabled", True)
+                         else turns[0].judge if turns else r.NO_JUDGE)
+    status = max((v.status for v in judged), key=("passed", "review", "failed").index)
+    low: dict[str, int | None] = {}
+    for v in judged:
+        for dim, score in (v.scores or {}).items():
+            old = low.get(dim)
+            low[dim] = score if old is None else (old if score is None else min(old, score))
+    worst_turns = [f"turn {t.index + 1}: {t.judge.reason}" for t in turns
+                   if t.judge.judged and t.judge.status == status and t.judge.reason]
+    return r.JudgeResult(status=status, verdict=status, scores=low,
+                         fact_risk=any(bool(v.fact_risk) for v in judged),
+                         reason="; ".join(worst_turns)[:500],
+                         calls=sum(t.judge.calls for t in turns),
+                         cached=all(v.cached for v in judged))
 
 
 _PENDING = r.TaskResult(reason="task completion is judged by the task-completion layer",

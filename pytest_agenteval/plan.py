@@ -12,15 +12,38 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .model import results as r
-from .model.cases import Case, Expected, RuleSpec, Scenario, Task
+from .model.cases import DIMENSIONS, Case, Expected, JudgeOverride, RuleSpec, Scenario, Task
 from .rules.evaluate import BoundRule, bind
 
 if TYPE_CHECKING:
     from .ledger import Ledger
 
-__all__ = ["ItemPlan", "TurnPlan", "compile_case", "compile_scenario"]
+__all__ = ["ItemPlan", "JudgeWish", "TurnPlan", "compile_case", "compile_scenario"]
 
 Kind = Literal["case", "scenario"]
+
+
+@dataclass(frozen=True)
+class JudgeWish:
+    """What the judge scores on a turn (the case's ``judge:`` block)."""
+
+    dimensions: tuple[str, ...] = DIMENSIONS
+    notes: str | None = None
+
+
+_ALL = JudgeWish()
+
+
+def _wish(own: JudgeOverride | Literal[False],
+          outer: JudgeWish | None = _ALL) -> JudgeWish | None:
+    """A turn's judge wish: its own block over its scenario's; ``None`` when switched off."""
+    if own is False or outer is None:
+        return None
+    if own.dimensions is None and own.notes is None:
+        return outer
+    dims = tuple(d for d in DIMENSIONS if d in own.dimensions) if own.dimensions else \
+        outer.dimensions
+    return JudgeWish(dims, own.notes if own.notes is not None else outer.notes)
 
 
 @dataclass(frozen=True)
@@ -34,6 +57,8 @@ class TurnPlan:
     rule_pass_threshold: float = 0.7
     #: the knowledge of the earlier turns of a scenario (``None`` for a case: unknown)
     earlier_knowledge: tuple[dict[str, Any] | None, ...] | None = None
+    #: what the judge scores (``None``: the judge is switched off for this turn)
+    judge: JudgeWish | None = _ALL
 
     @functools.cached_property
     def expectation(self) -> r.Expectation:
@@ -131,6 +156,7 @@ def compile_case(case: Case, ledger: Ledger | None = None) -> ItemPlan:
         rules=explicit + _ledger_rules(ledger, case.expected, ()),
         rule_logic=case.rule_logic,
         rule_pass_threshold=case.rule_pass_threshold,
+        judge=_wish(case.judge),
     )
     behaviors = [case.expected.behavior] if case.expected.behavior else []
     return ItemPlan("case", case.id, tuple(h.model_dump() for h in req.history), (turn,),
@@ -142,6 +168,7 @@ def compile_scenario(sc: Scenario, ledger: Ledger | None = None) -> ItemPlan:
     knowledge = sc.knowledge
     problems: list[tuple[tuple[str | int, ...], str]] = []
     earlier: tuple[dict[str, Any] | None, ...] = ()
+    outer = _wish(sc.judge)
     for i, t in enumerate(sc.turns):
         if t.sets_knowledge:
             knowledge = t.knowledge
@@ -160,6 +187,7 @@ def compile_scenario(sc: Scenario, ledger: Ledger | None = None) -> ItemPlan:
             rule_logic=t.rule_logic,
             rule_pass_threshold=t.rule_pass_threshold,
             earlier_knowledge=earlier,
+            judge=_wish(t.judge, outer),
         ))
         earlier = (*earlier, knowledge)
     if problems:

@@ -47,6 +47,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--agenteval-concurrency", metavar="N", type=int, default=None,
                     help="conversations in flight across all workers (default: "
                     "target.concurrency).")
+    group.addoption("--agenteval-no-cache", action="store_true", default=False,
+                    help="bypass the judge's cache (judge.cache): every judged turn is asked "
+                    "again and nothing is stored.")
     group.addoption("--agenteval-repeat", metavar="N", type=int, default=1,
                     help="run every case and scenario N times, each a separate conversation "
                     "(items ID[t1]..ID[tN]); reports pass^k, flaky cases, consistency.")

@@ -21,7 +21,9 @@ from .yamlio import Location, SourceError, locate
 if TYPE_CHECKING:
     import pytest
 
+    from .judge.rubric import Rubric
     from .ledger import Ledger
+    from .model.config import JudgeConfig
     from .model.gates import GatesFile
     from .plan import ItemPlan
     from .taxonomy import Taxonomy
@@ -138,6 +140,27 @@ class Project:
             return load_gates(self.rules_dir / "gates.yaml", self.rootdir, ids, labels)
 
         return self._once("gates", load)
+
+    @property
+    def judge_config(self) -> JudgeConfig | None:
+        """The judge's settings, ``None`` when no judge is configured (no ``judge.model``)."""
+        judge = self.config.model.judge
+        return judge if judge is not None and judge.configured else None
+
+    @property
+    def rubric(self) -> Rubric:
+        """The judge's rubric (``judge.rubric`` under the rules folder, else the default)."""
+        from .judge.rubric import load_rubric
+
+        cfg = self.config.model.judge
+        name = cfg.rubric if cfg is not None else "judge-rubric.yaml"
+        return self._once("rubric", lambda: load_rubric(self._under(self.rules_dir, name),
+                                                        self.rootdir))
+
+    @staticmethod
+    def _under(base: Path, path: str) -> Path:
+        p = Path(path)
+        return p if p.is_absolute() else base / p
 
     def labels(self) -> list[str] | None:
         """The taxonomy's labels, or ``None`` when there is none (or it is broken)."""

@@ -232,10 +232,13 @@ class Recorder:
     def _write(self, items: list[ItemResult]) -> Path:
         assert self.metrics is not None and self.completeness is not None
         assert self.gate is not None
+        from .metrics.judge import review_queue
+
         doc = {
             "run": self._run_meta(items),
             "cases": None,  # the records, as written to results.jsonl
             "metrics": self.metrics.to_json(),
+            "review_queue": review_queue(items),
             "gate": self.gate.model_dump(mode="json"),
             "completeness": self.completeness.model_dump(mode="json"),
         }
@@ -265,8 +268,7 @@ class Recorder:
             config_file=locate(cfg.path, project.rootdir) if cfg.path else None,
             dataset=dataset_fingerprint(project.rootdir, files),
             target=cfg.describe_target(),
-            judge={"configured": False, "model": None, "rubric_sha256": None,
-                   "reason": "no judge configured", "reason_code": "not_configured"},
+            judge=self._judge_info(),
             rules={"taxonomy": locate(taxonomy_path, project.rootdir)
                    if taxonomy_path.is_file() else None,
                    "taxonomy_sha256": file_sha256(taxonomy_path),
@@ -276,6 +278,27 @@ class Recorder:
             duration_s=round(time.perf_counter() - self._t0, 3),
         ))
         return meta
+
+    def _judge_info(self) -> dict[str, Any]:
+        """The judge as the run record shows it: model, endpoint, rubric and its hash."""
+        from .model.config import strip_credentials
+
+        cfg = self.project.judge_config
+        if cfg is None:
+            return {"configured": False, "model": None, "rubric_sha256": None,
+                    "reason": "no judge configured", "reason_code": "no_judge"}
+        try:
+            rubric = self.project.rubric
+            source, sha = rubric.source or "(built-in default)", rubric.sha256
+        except Exception:  # reported by the preflight; the record still says what was asked
+            source, sha = None, None
+        return {"configured": True, "model": cfg.model,
+                "base_url": strip_credentials(cfg.base_url or "") or None,
+                "temperature": cfg.temperature, "output_mode": cfg.output_mode,
+                "max_contract_retries": cfg.max_contract_retries,
+                "concurrency": cfg.concurrency, "rubric": source, "rubric_sha256": sha,
+                "cache": None if self.config.getoption("agenteval_no_cache") else cfg.cache,
+                "reason": None, "reason_code": None}
 
     def _options(self) -> dict[str, Any]:
         get = self.config.getoption

@@ -24,6 +24,7 @@ from .scheduling import Mode, Prefetch
 if TYPE_CHECKING:
     from .adapters import Adapter
     from .engine import Engine
+    from .judge import Judge
     from .model.results import AgentError, ItemResult
     from .project import Project
 
@@ -31,11 +32,23 @@ __all__ = ["Runner", "junit_properties", "preflight"]
 
 
 def preflight(project: Project) -> None:
-    """Stop with one usage error before any agent call when every call would fail."""
+    """Stop with one usage error before any agent call when every call would fail (the
+    target's, or the judge's, or the judge's rubric is broken)."""
+    from .model import MultiSourceError
+    from .yamlio import SourceError
+
     errors = project.config.preflight(project.rootdir)
     if errors:
         lines = "\n".join(str(e) for e in errors)
-        raise pytest.UsageError(f"agenteval: the target cannot be called:\n{lines}")
+        who = "judge" if all(e.field.startswith("judge.") for e in errors if e.field) \
+            else "target"
+        raise pytest.UsageError(f"agenteval: the {who} cannot be called:\n{lines}")
+    if project.judge_config is not None:
+        try:
+            _ = project.rubric
+        except (SourceError, MultiSourceError) as exc:
+            raise pytest.UsageError(f"agenteval: the judge's rubric cannot be used:\n{exc}") \
+                from None
 
 
 def _freeze_once() -> None:
@@ -152,9 +165,14 @@ class Runner:
 
             target = self.project.config.target
             per_turn = target.timeout_s * (target.retries + 1) + 8.0 * target.retries + 30.0
+            judge = self.project.judge_config
+            if judge is not None:  # the judge's calls and re-asks, each with its retries
+                per_turn += (judge.max_contract_retries + 1) * (judge.timeout_s
+                                                                + judge.retry_budget_s)
             try:
                 self._engine = Engine(self._make_adapter, self.project.taxonomy,
-                                      self.concurrency(), per_turn, self.link)
+                                      self.concurrency(), per_turn, self.link,
+                                      self._make_judge)
             except Exception as exc:
                 self._engine_error = AgentError(
                     kind="connection",
@@ -175,6 +193,17 @@ class Runner:
             config=self.config, target=self.project.config.target, context=context)
         return build_adapter(self.project.config.target, context, made)
 
+    def _make_judge(self) -> Judge | None:
+        """The judge, built on the engine's loop (``None`` when none is configured)."""
+        cfg = self.project.judge_config
+        if cfg is None:
+            return None
+        from .judge import Judge
+
+        return Judge.from_config(cfg, self.project.rubric, self.project.taxonomy,
+                                 self.project.rootdir,
+                                 use_cache=not self.config.getoption("agenteval_no_cache"))
+
     def run(self, item: CaseItem) -> ItemResult:
         """Run (or wait for) ``item``'s conversation; submit what may run ahead first."""
         from .pipeline import start_failure
@@ -185,8 +214,8 @@ class Runner:
             return start_failure(item.plan, self._engine_error)
         cases = self._cases if self._cases is not None else [item]
         ahead = self.prefetch.ahead(item.nodeid, cases)
-        engine.submit_many((it.nodeid, it.plan) for it in ahead)
-        return engine.result(item.nodeid, item.plan)
+        engine.submit_many((it.nodeid, it.plan, it.trial or 0) for it in ahead)
+        return engine.result(item.nodeid, item.plan, item.trial or 0)
 
     def close(self) -> None:
         """Stop the engine; never raises (a session must finish and write its record)."""
@@ -203,7 +232,8 @@ class Runner:
 
 
 def junit_properties(payload: dict[str, Any]) -> list[tuple[str, str]]:
-    """Per-item JUnit properties: verdict, latency, failed rule ids, intent, error kind."""
+    """Per-item JUnit properties: verdict, latency, failed rule ids, intent, judge verdict and
+    scores, error kind."""
     turns = payload["turns"]
     failed = [row["rule_id"] for t in turns for row in t["rules"] if row["status"] == "failed"]
     latency = sum(t["latency_ms"] for t in turns)
@@ -214,6 +244,13 @@ def junit_properties(payload: dict[str, Any]) -> list[tuple[str, str]]:
         intent = turns[0]["intent"]
         props += [("agenteval_intent_expected", str(intent["expected"] or "")),
                   ("agenteval_intent_predicted", str(intent["predicted"] or ""))]
+    judge = payload.get("judge") or {}
+    props.append(("agenteval_judge", str(judge.get("status", "not_evaluated"))))
+    if judge.get("scores"):
+        props.append(("agenteval_judge_scores", ",".join(
+            f"{d}={'null' if s is None else s}" for d, s in judge["scores"].items())))
+    elif judge.get("reason_code"):
+        props.append(("agenteval_judge_reason", str(judge["reason_code"])))
     error = next((t["error"] for t in turns if t["error"]), None)
     if error:
         props.append(("agenteval_error_kind", error["kind"]))

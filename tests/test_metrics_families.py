@@ -253,8 +253,13 @@ def test_judge_figures() -> None:
     assert (out.expected_turns, out.judged_turns) == (3, 2)
     assert out.availability.value == pytest.approx(2 / 3)
     assert out.not_evaluated_reasons == {"invalid judge reply after 2 retries": 1}
+    dist = {"1": 0, "2": 0, "3": 0, "4": 0, "5": 0, "null": 0}
     assert {d: v.model_dump() for d, v in out.dimensions.items()} == {
-        "factual_accuracy": {"mean": 4.0, "n": 2}, "relevance": {"mean": 4.5, "n": 2}}
+        "factual_accuracy": {"mean": 4.0, "n": 2, "distribution": {**dist, "3": 1, "5": 1}},
+        "lead_value": {"mean": None, "n": 0, "distribution": {**dist, "null": 1}},
+        "relevance": {"mean": 4.5, "n": 2, "distribution": {**dist, "4": 1, "5": 1}}}
+    assert out.not_evaluated == {"unknown": 1}  # a result without a reason code
+    assert (out.calls, out.cache_hits) == (0, 0)
     assert out.mean == pytest.approx((5 + 5 + 4 + 3) / 4)
     assert out.review_rate.value == 0.5 and out.fact_risk_rate.value == 0.5
     assert out.latency_ms.mean == 200.0

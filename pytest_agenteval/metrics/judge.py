@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
+from pydantic import Field
+
 from ..model.results import ItemResult, JudgeResult
 from ._family import Family, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
 from .summary import percentile
 
-__all__ = ["JudgeFamily", "JudgeModel", "KnowledgeFamily", "judged_turns", "scores_by_dimension"]
+__all__ = ["JudgeFamily", "JudgeModel", "KnowledgeFamily", "judged_turns", "review_queue",
+           "scores_by_dimension"]
 
 JUDGED = ("passed", "review", "failed")
 #: ((item id, turn index), verdict)
@@ -43,6 +46,8 @@ def mean(values: Sequence[float]) -> float | None:
 class DimensionMean(MetricModel):
     mean: float | None
     n: int
+    #: how many judged turns gave each score ("1".."5"), and null (not applicable)
+    distribution: dict[str, int] = Field(default_factory=dict)
 
 
 class JudgeLatency(MetricModel):
@@ -60,6 +65,12 @@ class JudgeModel(MetricModel):
     judged_turns: int
     availability: Rate
     not_evaluated_reasons: dict[str, int]
+    #: owed but not evaluated turns by reason code (timeout, rate_limited, http_error,
+    #: contract_violation, moderated)
+    not_evaluated: dict[str, int] = Field(default_factory=dict)
+    #: judge calls made (re-asks and retries included) and verdicts served by the cache
+    calls: int = 0
+    cache_hits: int = 0
     verdicts: dict[str, int]
     dimensions: dict[str, DimensionMean]
     mean: float | None
@@ -78,7 +89,7 @@ class JudgeFamily(Family[JudgeModel]):
     """L3 judge figures over judged turns (a case is one turn).
 
     - ``availability = judged / expected``: judged = verdict passed, review or failed;
-      expected = judged, or not evaluated for any reason but ``not_configured``,
+      expected = judged, or not evaluated for any reason but ``no_judge``,
       ``disabled`` or ``agent_error`` on an answered turn of an item whose judge is
       not switched off;
     - ``dimensions[d].mean`` = mean of the non-null scores of dimension d over judged
@@ -100,21 +111,25 @@ class JudgeFamily(Family[JudgeModel]):
     def compute(self, run: RunData) -> JudgeModel:
         owed = [(i.id, t.judge) for i, t in run.turns() if _owed(i, t.judge, t.status)]
         missing = Counter(v.reason for _, v in owed if not v.judged)
+        codes = Counter(v.reason_code or "unknown" for _, v in owed if not v.judged)
+        turns = [t.judge for _, t in run.turns()]
         judged = judged_turns(run.items)
         scores = scores_by_dimension(judged)
         verdicts = Counter(v.status for _, v in judged)
-        configured = any(t.judge.reason_code != "not_configured" for _, t in run.turns())
+        configured = any(t.judge.reason_code != "no_judge" for _, t in run.turns())
         return JudgeModel(
             configured=configured,
             reason=None if configured else "no judge configured",
-            reason_code=None if configured else "not_configured",
+            reason_code=None if configured else "no_judge",
             expected_turns=len(owed),
             judged_turns=len(judged),
             availability=rate((cid, float(v.judged)) for cid, v in owed),
             not_evaluated_reasons=dict(missing.most_common()),
+            not_evaluated=dict(codes.most_common()),
+            calls=sum(v.calls for v in turns),
+            cache_hits=sum(1 for v in turns if v.cached),
             verdicts={s: verdicts.get(s, 0) for s in JUDGED},  # type: ignore[call-overload]
-            dimensions={d: DimensionMean(mean=mean([s for _, s in v]), n=len(v))
-                        for d, v in scores.items()},
+            dimensions=_dimensions(judged, scores),
             mean=mean([s for v in scores.values() for _, s in v]),
             review_rate=rate((k[0], float(v.status == "review")) for k, v in judged),
             fact_risk_rate=rate((k[0], float(bool(v.fact_risk))) for k, v in judged),
@@ -122,8 +137,55 @@ class JudgeFamily(Family[JudgeModel]):
         )
 
     def summary(self, value: JudgeModel, metrics: RunMetrics) -> list[str]:
-        return ["judge (L3): " + (value.reason or f"mean {value.mean}, availability "
-                                  f"{pct(value.availability)}")]
+        if value.reason:
+            return [f"judge (L3): not evaluated — {value.reason}"]
+        m = "n/a" if value.mean is None else f"{value.mean:.2f}"
+        line = (f"judge (L3): mean {m}, availability {pct(value.availability)} "
+                f"({value.judged_turns}/{value.expected_turns}), review {pct(value.review_rate)}"
+                f", fact risk {pct(value.fact_risk_rate)}; {value.calls} call(s), "
+                f"{value.cache_hits} from cache")
+        lines = [line]
+        if value.not_evaluated:
+            lines.append("  not evaluated: " + ", ".join(
+                f"{k} {n}" for k, n in value.not_evaluated.items()))
+        return lines
+
+
+def _dimensions(judged: Sequence[Unit],
+                scores: dict[str, list[tuple[tuple[str, int], int]]]) -> dict[str, DimensionMean]:
+    dist: dict[str, Counter[str]] = defaultdict(Counter)
+    for _, v in judged:
+        for dim, score in (v.scores or {}).items():
+            dist[dim]["null" if score is None else str(score)] += 1
+    out = {}
+    for d in sorted(dist):
+        values = [s for _, s in scores.get(d, [])]
+        out[d] = DimensionMean(mean=mean(values), n=len(values), distribution={
+            k: dist[d].get(k, 0) for k in ("1", "2", "3", "4", "5", "null")})
+    return out
+
+
+def review_queue(items: Iterable[ItemResult]) -> list[dict[str, object]]:
+    """The human review queue: every judged turn whose verdict is review or failed, or that
+    the judge flagged for fact risk — with the dimensions that put it there, the judge's
+    reasons and the reply as evidence (all masked: items are)."""
+    queue: list[dict[str, object]] = []
+    for item in items:
+        for t in item.turns:
+            v = t.judge
+            if not v.judged or (v.status == "passed" and not v.fact_risk):
+                continue
+            reasons = v.reasons or {}
+            dims = [{"dimension": d, "score": s, "reason": reasons.get(d, "")}
+                    for d, s in (v.scores or {}).items() if s is not None and s < 4]
+            queue.append({
+                "case": item.id, "nodeid": item.nodeid, "turn": t.index,
+                "status": v.status, "item_status": item.status, "why": v.reason,
+                "dimensions": dims, "fact_risk": bool(v.fact_risk),
+                "fact_risk_reason": reasons.get("fact_risk", "") if v.fact_risk else "",
+                "input": t.input, "reply": t.reply,
+            })
+    return queue
 
 
 class KnowledgeModel(MetricModel):

@@ -14,10 +14,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "DIMENSIONS",
     "Case",
     "CaseFileModel",
     "Expected",
     "HistoryItem",
+    "JudgeDimension",
+    "JudgeOverride",
     "KnowledgePoint",
     "Outcome",
     "Pair",
@@ -91,13 +94,31 @@ class Pair(Strict):
     role: Literal["clean", "variant"]
 
 
+#: the seven judge dimensions of SPEC 4, in the order the judge is asked for them
+JudgeDimension = Literal["relevance", "factual_accuracy", "knowledge_coverage",
+                         "task_completion", "lead_value", "clarity_tone",
+                         "context_consistency"]
+DIMENSIONS: tuple[str, ...] = ("relevance", "factual_accuracy", "knowledge_coverage",
+                               "task_completion", "lead_value", "clarity_tone",
+                               "context_consistency")
+
+
+class JudgeOverride(Strict):
+    """An item's (or a turn's) wishes of the judge; ``judge: false`` switches it off."""
+
+    #: score only these dimensions (default: all seven)
+    dimensions: list[JudgeDimension] | None = Field(default=None, min_length=1)
+    #: what the judge should know of this case (shown to it as data, e.g. a business detail)
+    notes: str | None = None
+
+
 class _Checked(Strict):
     """Fields shared by a case and a scenario turn: rules and their combination."""
 
     rules: list[RuleSpec] = Field(default_factory=list)
     rule_logic: RuleLogic = "all"
     rule_pass_threshold: float = Field(default=0.7, ge=0, le=1)
-    judge: dict[str, Json] | Literal[False] = Field(default_factory=dict)
+    judge: JudgeOverride | Literal[False] = Field(default_factory=JudgeOverride)
 
 
 class _Item(Strict):
@@ -199,7 +220,7 @@ class Scenario(_Item):
     extra: dict[str, Json] = Field(default_factory=dict)
     turns: list[Turn] = Field(min_length=1)
     outcome: Outcome | None = None
-    judge: dict[str, Json] | Literal[False] = Field(default_factory=dict)
+    judge: JudgeOverride | Literal[False] = Field(default_factory=JudgeOverride)
 
 
 class CaseFileModel(Strict):

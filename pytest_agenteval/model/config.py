@@ -221,7 +221,7 @@ class BuiltinTarget(TargetOptions):
 
 
 class JudgeConfig(Strict):
-    """The LLM judge (evaluated by a later layer; validated now)."""
+    """The LLM judge (L3 and the judge-based rule types), on an OpenAI-compatible endpoint."""
 
     model: str | None = None
     base_url: str | None = None
@@ -231,6 +231,26 @@ class JudgeConfig(Strict):
     temperature: float = Field(default=0.0, ge=0, le=2)
     cache: str | None = ".agenteval/cache.sqlite"
     output_mode: Literal["auto", "json_schema", "json_object", "text"] = "auto"
+    #: the wall-clock budget of one judge call (a provider's keep-alive cannot stretch it)
+    timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    #: how long the retries of one call on 429, 5xx and connection errors may last in all
+    retry_budget_s: float = Field(default=60.0, ge=0, le=3600)
+    #: attempts of one call at most (the first included)
+    max_attempts: int = Field(default=6, ge=1, le=50)
+    max_tokens: int = Field(default=2048, ge=64)
+    #: merged into every request body (a provider's own switches); by default the
+    #: thinking switch of known providers is turned off
+    extra_body: dict[str, Any] | None = None
+    #: the rubric file, relative to rules_dir unless absolute
+    rubric: str = "judge-rubric.yaml"
+    #: for ``semantic_similarity``: an embeddings model on the same endpoint
+    embedding_model: str | None = None
+    #: for ``safety`` with ``moderation: true``: a moderation model on the same endpoint
+    moderation_model: str | None = None
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.model)
 
 
 class PathsConfig(Strict):

@@ -21,6 +21,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "JUDGE_OFF",
+    "NOT_OWED",
     "STATUS_ORDER",
     "AgentError",
     "Completeness",
@@ -54,7 +56,10 @@ SuccessLevel = Literal["success", "partial", "failure"]
 #: why L2 was not evaluated on a turn
 IntentReason = Literal["no_intent", "agent_error"]
 #: why L3 was not evaluated on a turn
-JudgeReason = Literal["not_configured", "disabled", "agent_error"]
+JudgeReason = Literal["no_judge", "disabled", "agent_error", "rule_error", "timeout",
+                      "rate_limited", "http_error", "contract_violation", "moderated"]
+#: reasons for which no judge verdict was owed (they do not count against availability)
+NOT_OWED: frozenset[str] = frozenset({"no_judge", "disabled", "agent_error", "rule_error"})
 #: how (or why not) task success was decided
 TaskReason = Literal["follows_verdict", "error_excluded", "pending_layer"]
 
@@ -150,6 +155,11 @@ class JudgeResult(_Result):
     reason_code: JudgeReason | None = None
     fact_risk: bool | None = None
     latency_ms: float | None = None
+    #: the judge's reason per dimension (and ``fact_risk``)
+    reasons: dict[str, str] | None = None
+    #: judge calls made for this verdict (re-asks and retries included; 0 from the cache)
+    calls: int = 0
+    cached: bool = False
 
     @property
     def judged(self) -> bool:
@@ -158,12 +168,14 @@ class JudgeResult(_Result):
     @property
     def expected(self) -> bool:
         """Whether a judge verdict was owed (it counts in judge availability)."""
-        return self.judged or self.reason_code not in ("not_configured", "disabled",
-                                                       "agent_error")
+        return self.judged or self.reason_code not in NOT_OWED
 
 
 #: L3 where no judge is configured (the default of every turn and item)
-NO_JUDGE = JudgeResult(reason="no judge configured", reason_code="not_configured")
+NO_JUDGE = JudgeResult(reason="no judge configured", reason_code="no_judge")
+#: L3 of an item whose case file says ``judge: false``
+JUDGE_OFF = JudgeResult(reason="the judge is switched off for this item (judge: false)",
+                        reason_code="disabled")
 
 
 class TaskResult(_Frozen):

@@ -51,6 +51,15 @@ class JudgeInfo(_Doc):
     rubric_sha256: str | None
     reason: str | None
     reason_code: str | None = None
+    base_url: str | None = None
+    temperature: float | None = None
+    output_mode: str | None = None
+    max_contract_retries: int | None = None
+    concurrency: int | None = None
+    #: the rubric file ("(built-in default)" without one)
+    rubric: str | None = None
+    #: the cache file used, ``None`` with ``--agenteval-no-cache``
+    cache: str | None = None
 
 
 class RulesInfo(_Doc):
@@ -152,6 +161,28 @@ class CaseRecord(_Doc):
     trials: int | None = None
 
 
+class ReviewDimension(_Doc):
+    dimension: str
+    score: int
+    reason: str
+
+
+class ReviewEntry(_Doc):
+    """One turn in the human review queue: judged review or failed, or flagged fact risk."""
+
+    case: str
+    nodeid: str
+    turn: int
+    status: str
+    item_status: str
+    why: str
+    dimensions: list[ReviewDimension]
+    fact_risk: bool
+    fact_risk_reason: str
+    input: str
+    reply: str | None
+
+
 def results_file_model() -> type[BaseModel]:
     """The model of the whole ``results.json``, its ``metrics`` from the registered families."""
     from ..metrics._family import load_families
@@ -160,7 +191,8 @@ def results_file_model() -> type[BaseModel]:
     metrics = create_model("Metrics", __config__=ConfigDict(extra="forbid"), **fields)
     return create_model("ResultsFile", __config__=ConfigDict(extra="forbid"),
                         run=(RunInfo, ...), cases=(list[CaseRecord], ...),
-                        metrics=(metrics, ...), gate=(GateResult, ...),
+                        metrics=(metrics, ...), review_queue=(list[ReviewEntry], ...),
+                        gate=(GateResult, ...),
                         completeness=(Completeness, ...))
 
 

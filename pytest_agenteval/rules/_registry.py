@@ -68,6 +68,13 @@ class TurnView:
     #: the knowledge of each earlier turn of this run's conversation (a scenario's), oldest
     #: first; ``None`` when unknown (a single case, or history given as text)
     earlier_knowledge: tuple[dict[str, Any] | None, ...] | None = None
+    #: the run's LLM judge (:class:`pytest_agenteval.judge.Judge`), ``None`` when none is
+    #: configured; the judge-based rule types ask it
+    judge: Any = field(default=None, compare=False, repr=False)
+    #: the trial of this item (``--agenteval-repeat``), 0-based; part of the judge's cache key
+    trial: int = 0
+    #: the behaviour label the turn expects (``expected.behavior``), if any
+    expected_behavior: str | None = None
 
 
 @dataclass(frozen=True)

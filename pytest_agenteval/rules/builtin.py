@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from . import _dialog, _format, _knowledge, _match, _service
+from . import _dialog, _format, _judged, _knowledge, _match, _service
 
-__all__ = ["_dialog", "_format", "_knowledge", "_match", "_service"]
+__all__ = ["_dialog", "_format", "_judged", "_knowledge", "_match", "_service"]
