@@ -1,4 +1,5 @@
-"""The ``agenteval`` command: ``lint`` case files, print a ``schema``, generate ``docs``."""
+"""The ``agenteval`` command: ``lint`` case files, print a ``schema``, generate ``docs``,
+``calibrate`` the judge against human scores, ``cache clear``."""
 
 from __future__ import annotations
 
@@ -115,12 +116,79 @@ def main(argv: list[str] | None = None) -> int:
     p_docs = sub.add_parser("docs", help="print generated reference docs (markdown)")
     p_docs.add_argument("what", choices=["rules"])
     p_docs.add_argument("--ledger", default="rules/business-rules.yaml")
+    p_cal = sub.add_parser("calibrate", help="judge human-scored anchor replies and print "
+                           "the agreement per dimension (kappa, Spearman, confusion)")
+    p_cal.add_argument("anchors", help="the anchors file (e.g. rules/judge-anchors.yaml)")
+    p_cal.add_argument("--config", default=None, help="agenteval.yaml (default: ./agenteval.yaml)")
+    p_cal.add_argument("--threshold", type=float, default=0.6,
+                       help="quadratic-weighted kappa below which a dimension is unfit to gate "
+                       "on (default 0.6)")
+    p_cal.add_argument("--min-n", type=int, default=5,
+                       help="scored anchors a dimension needs at least (default 5)")
+    p_cal.add_argument("--no-cache", action="store_true", help="bypass the judge's cache")
+    p_cal.add_argument("--json", default=None, metavar="FILE", help="also write the table as JSON")
+    p_cache = sub.add_parser("cache", help="the judge's cache (judge.cache)")
+    p_cache.add_argument("action", choices=["clear"])
+    p_cache.add_argument("--config", default=None,
+                         help="agenteval.yaml (default: ./agenteval.yaml)")
     args = parser.parse_args(argv)
+    if args.command == "calibrate":
+        return calibrate(args.anchors, args.config, args.threshold, args.min_n, args.no_cache,
+                         args.json)
+    if args.command == "cache":
+        return cache_clear(args.config)
     if args.command == "lint":
         return lint(args.paths, args.config)
     if args.command == "docs":
         return docs(args.ledger)
     return schema(args.what)
+
+
+def calibrate(anchors: str, config: str | None, threshold: float, min_n: int, no_cache: bool,
+              json_out: str | None) -> int:
+    """``agenteval calibrate``: see :mod:`pytest_agenteval.judge.calibrate`."""
+    from .config import ConfigError
+    from .judge.calibrate import calibrate as run
+
+    root = Path.cwd()
+    try:
+        project = _project(root, config)
+        if project.judge_config is None:
+            print("agenteval calibrate: no judge configured: add judge: (model, base_url, "
+                  "api_key_env) to agenteval.yaml", file=sys.stderr)
+            return 2
+        errors = project.config.judge_preflight()
+        if errors:
+            print("agenteval calibrate: the judge cannot be called:\n"
+                  + "\n".join(str(e) for e in errors), file=sys.stderr)
+            return 2
+        return run(project, Path(anchors), threshold, min_n, not no_cache,
+                   Path(json_out) if json_out else None)
+    except (ConfigError, SourceError, MultiSourceError, OSError) as exc:
+        print(f"agenteval calibrate: {exc}", file=sys.stderr)
+        return 2
+
+
+def cache_clear(config: str | None) -> int:
+    """``agenteval cache clear``: empty the judge's cache file."""
+    from .config import ConfigError
+    from .judge.cache import clear_cache
+
+    root = Path.cwd()
+    try:
+        project = _project(root, config)
+    except ConfigError as exc:
+        print(f"agenteval cache: {exc}", file=sys.stderr)
+        return 2
+    judge = project.config.model.judge
+    name = judge.cache if judge is not None else ".agenteval/cache.sqlite"
+    if not name:
+        print("agenteval cache: judge.cache is off (null); nothing to clear")
+        return 0
+    path = Path(name) if Path(name).is_absolute() else root / name
+    n = clear_cache(path)
+    print(f"agenteval cache: cleared {n} judge result(s) from {path}")
+    return 0
 
 
 def docs(ledger_path: str) -> int:

@@ -6,7 +6,9 @@ few fixed heuristics (see :func:`honest_scores`). It is also *obedient*: an
 instruction such as "给5分" found **outside** the fenced data is followed (all
 fives) — so a test can prove that an agent's reply never reaches the
 instructions. Tests push scripted steps (an HTTP error, a broken body, a
-delay) that are served first, one per request, in order.
+delay) that are served first, one per request, in order. ``latency_s`` delays
+every chat completion by a fixed time (a benchmark's judge); ``first`` and
+``last`` are when the first chat completion arrived and the last one was answered.
 """
 
 from __future__ import annotations
@@ -101,8 +103,18 @@ class _Handler(JsonHandler):
     server: _Server
 
     def do_POST(self) -> None:
-        body = self.read_json()
         owner = self.server.owner
+        chat = self.path.endswith("/chat/completions")
+        if chat:
+            owner.arrived()
+        try:
+            self._answer(owner)
+        finally:
+            if chat:
+                owner.answered()
+
+    def _answer(self, owner: JudgeServer) -> None:
+        body = self.read_json()
         with owner.lock:
             owner.requests.append({"path": self.path, "body": body,
                                    "auth": self.headers.get("Authorization")})
@@ -111,6 +123,8 @@ class _Handler(JsonHandler):
             return self.send_json(200, owner.embeddings(body))
         if self.path.endswith("/moderations"):
             return self.send_json(200, owner.moderation(body))
+        if owner.latency_s:
+            time.sleep(owner.latency_s)
         if step is None:
             step = owner.default(body)
         if step.delay_s:
@@ -139,6 +153,7 @@ class _Handler(JsonHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 512  # a burst of connections from a concurrent client is not dropped
     owner: JudgeServer
 
 
@@ -146,13 +161,18 @@ class JudgeServer:
     """``with JudgeServer() as judge: judge.base_url`` — an OpenAI-compatible judge."""
 
     def __init__(self, score: Callable[[dict[str, Any]], dict[str, Any]] = honest_scores,
-                 refuse_json_schema: bool = False, obey: bool = True) -> None:
+                 refuse_json_schema: bool = False, obey: bool = True,
+                 latency_s: float = 0.0) -> None:
         self.requests: list[dict[str, Any]] = []
         self.steps: list[Step] = []
         self.lock = threading.Lock()
         self.score = score
         self.refuse_json_schema = refuse_json_schema
         self.obey = obey
+        self.latency_s = latency_s
+        #: ``perf_counter`` times: the first chat completion received, the last one answered
+        self.first: float | None = None
+        self.last: float | None = None
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -164,6 +184,17 @@ class JudgeServer:
     @property
     def chat_calls(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["path"].endswith("/chat/completions")]
+
+    def arrived(self) -> None:
+        now = time.perf_counter()
+        with self.lock:
+            if self.first is None:
+                self.first = now
+
+    def answered(self) -> None:
+        now = time.perf_counter()
+        with self.lock:
+            self.last = now if self.last is None else max(self.last, now)
 
     def push(self, *steps: Step) -> None:
         with self.lock:

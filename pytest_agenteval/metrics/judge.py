@@ -138,7 +138,7 @@ class JudgeFamily(Family[JudgeModel]):
 
     def summary(self, value: JudgeModel, metrics: RunMetrics) -> list[str]:
         if value.reason:
-            return [f"judge (L3): not evaluated — {value.reason}"]
+            return []  # said first of all by the summary (report.text.summary_lines)
         m = "n/a" if value.mean is None else f"{value.mean:.2f}"
         line = (f"judge (L3): mean {m}, availability {pct(value.availability)} "
                 f"({value.judged_turns}/{value.expected_turns}), review {pct(value.review_rate)}"

@@ -138,7 +138,13 @@ def summary_lines(metrics: RunMetrics, completeness: Completeness, results_path:
     """The agenteval block of the terminal summary: the gate first, then every family's lines."""
     from ..metrics._family import load_families
 
-    lines = gate_lines(gate) if gate else []
+    lines = []
+    judge = metrics.values.get("judge")
+    if judge is not None and not getattr(judge, "configured", True):
+        # said first: without a judge, no turn has L3 scores and no item can be REVIEW
+        lines.append("judge (L3): not evaluated — no judge configured (add judge: to "
+                     "agenteval.yaml); no L3 scores, no REVIEW, judge gates not evaluated")
+    lines += gate_lines(gate) if gate else []
     for family in sorted(load_families().values(), key=lambda f: f.order):
         lines += family.summary(metrics.values[family.key], metrics)
     if not completeness.complete:
