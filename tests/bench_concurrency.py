@@ -261,8 +261,8 @@ def main() -> None:
     judge_server: contextlib.AbstractContextManager[JudgeServer | None] = (
         JudgeServer(latency_s=args.judge_latency_ms / 1000) if judged
         else contextlib.nullcontext())
-    with TimedAgent(args.latency_ms / 1000) as agent, judge_server as judge, \
-            tempfile.TemporaryDirectory() as tmp:
+    agent = TimedAgent(args.latency_ms / 1000)
+    with agent, judge_server as judge, tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         write_project(root, agent.url, args.cases, args.concurrency,
                       judge.base_url if judge is not None else None)

@@ -131,7 +131,7 @@ def _cosine(a: list[float], b: list[float]) -> float:
 
 #: the reply shows its own instructions: a system prompt, a role header, template tokens
 _PROMPT_LEAK = (
-    r"system\s*prompt", r"系统(提示词|提示语|指令|设定|prompt)",
+    r"system\s*prompt", r"系统(提示词|提示语|指令|prompt)",
     r"(我|我的|本)(的)?(提示词|初始指令|内部指令|预设指令|系统设定)",
     r"(以下|下面)是我的(指令|提示|设定|规则)", r"my (instructions|system prompt) (are|is|say)",
     r"<\|im_start\|>", r"<\|system\|>", r"\[/?INST\]", r"<<SYS>>",
