@@ -19,10 +19,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from typing import Any
 
 from pytest_agenteval.demo.server import JsonHandler
+
+from openai_server import LoopbackServer
 
 DIMS = ("relevance", "factual_accuracy", "knowledge_coverage", "task_completion",
         "lead_value", "clarity_tone", "context_consistency")
@@ -100,7 +101,7 @@ def _completion(body: dict[str, Any], content: str | None,
 
 
 class _Handler(JsonHandler):
-    server: _Server
+    server: Any
 
     def do_POST(self) -> None:
         owner = self.server.owner
@@ -151,13 +152,7 @@ class _Handler(JsonHandler):
             pass
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 512  # a burst of connections from a concurrent client is not dropped
-    owner: JudgeServer
-
-
-class JudgeServer:
+class JudgeServer(LoopbackServer):
     """``with JudgeServer() as judge: judge.base_url`` — an OpenAI-compatible judge."""
 
     def __init__(self, score: Callable[[dict[str, Any]], dict[str, Any]] = honest_scores,
@@ -173,13 +168,7 @@ class JudgeServer:
         #: ``perf_counter`` times: the first chat completion received, the last one answered
         self.first: float | None = None
         self.last: float | None = None
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.owner = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        super().__init__(_Handler)
 
     @property
     def chat_calls(self) -> list[dict[str, Any]]:
@@ -230,11 +219,3 @@ class JudgeServer:
         return {"id": "modr-1", "model": "mod",
                 "results": [{"flagged": any(cats.values()), "categories": cats,
                              "category_scores": {k: float(v) for k, v in cats.items()}}]}
-
-    def __enter__(self) -> JudgeServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from http.server import ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 from pytest_agenteval.demo.server import JsonHandler
 
@@ -35,13 +35,15 @@ class _Handler(JsonHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    owner: OpenAIServer
+    request_queue_size = 512  # a burst of connections from a concurrent client is not dropped
+    owner: Any
 
 
-class OpenAIServer:
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+class LoopbackServer:
+    """An HTTP server on a free loopback port, in a thread, for the length of a ``with``."""
+
+    def __init__(self, handler: type[JsonHandler]) -> None:
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._server.owner = self
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -49,10 +51,16 @@ class OpenAIServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def __enter__(self) -> OpenAIServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class OpenAIServer(LoopbackServer):
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        super().__init__(_Handler)
