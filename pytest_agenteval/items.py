@@ -9,6 +9,7 @@ changed for it.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -207,7 +208,13 @@ class ExampleItem(_VerdictItem):
                 f"the situation ({names}) does not arise in this example, so the rule would "
                 "never see it in a run; add the context that raises it, or set the "
                 "rule's assertion switch in the example's assertions", ""))
-        row = bound.evaluate(view)
+        project = get_project(self.config)
+        if bound.rule_type.is_async and project.judge_config is not None:
+            row = asyncio.run(_with_judge(project, bound, view))
+        else:
+            row = bound.evaluate(view)
+        if row.status == "not_applicable" and row.reason.startswith("not evaluated"):
+            pytest.skip(f"{self.rule.spec.id}: {row.reason}")  # a judge-based rule, no judge
         wrong = row.status == "failed" if self.kind == "pass" else row.status != "failed"
         if wrong:
             raise CaseVerdict("failed", self._explain(row.type, row.status, row.reason,
@@ -227,6 +234,22 @@ class ExampleItem(_VerdictItem):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.rule.location.line
         return self.path, None if line is None else line - 1, f"ledger example {self.name}"
+
+
+async def _with_judge(project: Project, bound: Any, view: Any) -> Any:
+    """A ledger example of a judge-based rule type, judged by the configured judge."""
+    import dataclasses
+
+    from .judge import Judge
+
+    cfg = project.judge_config
+    assert cfg is not None
+    judge = Judge.from_config(cfg, project.rubric, project.taxonomy, project.rootdir)
+    try:
+        return bound.row(await bound.rule_type.aevaluate(
+            bound.params, dataclasses.replace(view, judge=judge)), view)
+    finally:
+        await judge.aclose()
 
 
 class Collection:

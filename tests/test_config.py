@@ -204,11 +204,16 @@ def test_unset_var_under_judge_is_left_untouched(tmp_path: Path) -> None:
 
 
 def test_interpolated_values_under_judge_are_secrets_too(tmp_path: Path) -> None:
-    cfg = _load(tmp_path, "judge:\n  base_url: https://${HOST}/v1\n",
+    cfg = _load(tmp_path, "judge:\n  model: m\n  base_url: https://${HOST}/v1\n",
                 env={"HOST": "llm.internal"})
     assert cfg.model.judge is not None
     assert cfg.model.judge.base_url == "https://llm.internal/v1"
     assert cfg.secrets == {"llm.internal"}
+
+
+def test_a_judge_block_without_a_model_is_an_error_not_ignored(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"agenteval.yaml:1 \[judge.model\]: required field"):
+        _load(tmp_path, "judge:\n  base_url: http://127.0.0.1:1/v1\n")
 
 
 def test_interpolation_is_not_recursive_and_keeps_other_text(tmp_path: Path) -> None:

@@ -238,3 +238,30 @@ def test_calibrate_prints_the_agreement_table_of_the_shipped_anchors(tmp_path: P
     rel = next(d for d in doc["dimensions"] if d["dimension"] == "relevance")
     assert rel["kappa"] == 1.0 and rel["fit"] is True
     assert sum(map(sum, rel["confusion"])) == rel["n"] == len(anchors)
+
+
+def _quoting_judge(body: dict) -> dict:
+    """Quotes the reply in every reason, and fails relevance when it holds a phone number."""
+    reply = fenced_data(body)["agent_reply"]
+    out = verdict_json(DIMS, 5, relevance=2 if "138" in reply else 5)
+    for d in DIMS:
+        out[f"{d}_reason"] = f"回复说「{reply}」"
+    return out
+
+
+def test_judge_reasons_are_masked_and_explain_a_failure(project, pytester,
+                                                        monkeypatch) -> None:
+    monkeypatch.setenv("TEST_JUDGE_KEY", "k")
+    with JudgeServer(score=_quoting_judge) as server:
+        root = project({"a.yaml": "cases:\n  - {id: P, request: {input: 我的手机13812345678}}\n"})
+        cfg = root / "agenteval.yaml"
+        cfg.write_text(cfg.read_text(encoding="utf-8") + f"judge:\n  model: m\n  base_url: "
+                       f"{server.base_url}\n  api_key_env: TEST_JUDGE_KEY\n  cache: null\n",
+                       encoding="utf-8")
+        result = pytester.runpytest("cases")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*judge: failed — critical relevance 2 < 3*",
+                                 "*relevance 2: 回复说「好的：我的手机138****5678」*"])
+    assert "13812345678" not in result.stdout.str()
+    text = json.dumps(read_record(pytester.path), ensure_ascii=False)
+    assert "13812345678" not in text and "138****5678" in text

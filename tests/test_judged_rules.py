@@ -189,3 +189,38 @@ cases:
     intent = record["metrics"]["intent"]
     assert json.dumps(intent).count("PHONE") >= 1
     assert intent["accuracy"] == 0.5
+
+
+JUDGED_LEDGER = """\
+- id: BR-950
+  title: 回复礼貌
+  check: llm_score
+  params: {criteria: 礼貌、不冷漠, min_score: 7}
+  applies_to: {behaviors: all}
+  examples:
+    pass:
+      - {input: 多少钱, reply: 您好，价格店家核算后联系您}
+    fail:
+      - {input: 多少钱, reply: 服务差就别问}
+"""
+
+
+@pytest.mark.parametrize("with_judge", [True, False])
+def test_ledger_examples_of_a_judged_rule_ask_the_judge_or_are_skipped(
+        standalone: Callable[..., Any], pytester: pytest.Pytester,
+        monkeypatch: pytest.MonkeyPatch, with_judge: bool) -> None:
+    with JudgeServer(score=answer) as server:
+        monkeypatch.setenv("J_KEY", "k")
+        judge = (f"judge:\n  model: m\n  base_url: {server.base_url}\n  api_key_env: J_KEY\n"
+                 "  cache: null\n") if with_judge else ""
+        root = standalone("target: {adapter: builtin}\n" + judge,
+                          {"a.yaml": "cases:\n  - {id: A-1, request: {input: x}}\n"})
+        (root / "rules").mkdir()
+        (root / "rules" / "business-rules.yaml").write_text(JUDGED_LEDGER, encoding="utf-8")
+        result = pytester.runpytest("rules", "-v", "-rs")
+    if with_judge:
+        result.assert_outcomes(passed=2)
+        assert len(server.chat_calls) == 2
+    else:
+        result.assert_outcomes(skipped=2)
+        result.stdout.fnmatch_lines(["*BR-950: not evaluated: no judge configured*"])

@@ -223,7 +223,8 @@ class BuiltinTarget(TargetOptions):
 class JudgeConfig(Strict):
     """The LLM judge (L3 and the judge-based rule types), on an OpenAI-compatible endpoint."""
 
-    model: str | None = None
+    #: required: a ``judge:`` block is never ignored (remove it to run without a judge)
+    model: str = Field(min_length=1)
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = Field(default=16, ge=1)

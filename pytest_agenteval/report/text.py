@@ -81,8 +81,24 @@ def _turn_lines(turn: TurnResult, indent: str) -> list[str]:
         verdict = "" if not logic.passed else " — enough, these rules pass"
         lines.append(f"{indent}rules: {logic.reason}{verdict}")
     lines += _rule_lines(turn.rules, indent)
+    lines += _judge_lines(turn, indent)
     if err is not None and err.traceback:
         lines += _traceback_lines(err.traceback, indent)
+    return lines
+
+
+def _judge_lines(turn: TurnResult, indent: str) -> list[str]:
+    """The judge's verdict when it is not a pass: the low dimensions with its reasons."""
+    v = turn.judge
+    if not v.judged or (v.status == "passed" and not v.fact_risk):
+        return []
+    lines = [f"{indent}judge: {v.status} — {v.reason}"]
+    reasons = v.reasons or {}
+    for dim, score in (v.scores or {}).items():
+        if score is not None and score < 4:
+            lines.append(f"{indent}  {dim} {score}: {_clip(reasons.get(dim, ''), 200)}")
+    if v.fact_risk:
+        lines.append(f"{indent}  fact risk: {_clip(reasons.get('fact_risk', ''), 200)}")
     return lines
 
 
