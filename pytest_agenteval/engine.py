@@ -64,6 +64,8 @@ class Engine:
         self._thread.start()
         self._adapter: Adapter | None = None
         self._judge: Judge | None = None
+        #: a judge is configured: an item that is not answered says so in its L3
+        self._judged = make_judge is not None
         self._sem: asyncio.Semaphore | None = None
         self._closed = False
         try:
@@ -97,7 +99,7 @@ class Engine:
             if self._link is not None:
                 sender = self._link.sent_by(key)
                 if sender is not None:  # a crashed worker's leftover it had already sent
-                    return start_failure(plan, AgentError(
+                    return start_failure(plan, judged=self._judged, error=AgentError(
                         kind="not_resent", detail=f"not sent again: worker {sender} sent this "
                         "conversation to the agent and crashed before reporting it; a second "
                         "send could repeat what the agent did (a lead, a booking)"))
@@ -144,20 +146,21 @@ class Engine:
                 return self._stopped(plan)
             started = self._started.get(key)
             if started is not None and time.monotonic() - started > budget:
-                return self._gave_up(plan, fut, f"no result {budget:g} s after the item started;"
-                                     " a rule or the adapter blocks the event loop")
+                return self._gave_up(plan, fut, self._judged,
+                                     f"no result {budget:g} s after the item started; a rule,"
+                                     " the judge or the adapter blocks the event loop")
 
     def _stopped(self, plan: ItemPlan) -> ItemResult:
         why = f": {type(self._death).__name__}: {self._death}" if self._death else ""
         return start_failure(plan, AgentError(
             kind="connection", detail=f"the engine's event loop stopped before this item "
-            f"finished{why}"))
+            f"finished{why}"), self._judged)
 
     @staticmethod
-    def _gave_up(plan: ItemPlan, fut: concurrent.futures.Future[ItemResult],
+    def _gave_up(plan: ItemPlan, fut: concurrent.futures.Future[ItemResult], judged: bool,
                  why: str) -> ItemResult:
         fut.cancel()
-        return start_failure(plan, AgentError(kind="timeout", detail=why))
+        return start_failure(plan, AgentError(kind="timeout", detail=why), judged)
 
     def halt(self) -> None:
         """Send nothing more (thread-safe; what is in flight goes on until :meth:`close`)."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ._traceback import user_traceback
 from .adapters._clock import LoopClock, clock_of
 from .adapters.base import Adapter, AgentError, AgentReply, TurnRequest
+from .judge.service import JudgeMeter, TurnContext
 from .model import results as r
 from .plan import ItemPlan, TurnPlan
 from .rules._registry import TurnView
@@ -46,14 +47,15 @@ async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy,
         try:
             reply = await adapter.send(request)
         except AgentError as exc:
-            turns.append(error_turn(index, turn, exc.record(), _ms_since(started, clock)))
+            turns.append(error_turn(index, turn, exc.record(), _ms_since(started, clock),
+                                    judge is not None))
             break
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
             raise
         except BaseException as exc:  # an adapter that raised anything else (SystemExit too)
             turns.append(error_turn(index, turn, r.AgentError(
                 kind="connection", detail=f"the adapter raised {type(exc).__name__}: {exc}",
-                traceback=user_traceback(exc)), _ms_since(started, clock)))
+                traceback=user_traceback(exc)), _ms_since(started, clock), judge is not None))
             break
         latency = _ms_since(started, clock)
         turns.append(await _judge_turn(index, turn, request, reply, latency, taxonomy,
@@ -71,14 +73,17 @@ def _ms_since(started: tuple[float, float], clock: LoopClock) -> float:
     return round(max(0.0, time.perf_counter() - at - (clock.observe() - stalled)) * 1000, 3)
 
 
-def error_turn(index: int, turn: TurnPlan, error: r.AgentError, latency: float) -> r.TurnResult:
-    """A turn the agent did not answer: no rule, intent or judge verdict."""
+def error_turn(index: int, turn: TurnPlan, error: r.AgentError, latency: float,
+               judged: bool = False) -> r.TurnResult:
+    """A turn the agent did not answer: no rule, intent or judge verdict (``judged``: a judge
+    is configured, so L3 says the agent did not answer rather than "no judge")."""
     exp = turn.expected
     intent = r.IntentResult(expected=exp.behavior, code_expected=exp.intent_code,
                             reason="the agent did not answer", reason_code="agent_error")
     return r.TurnResult(index=index, input=turn.input, knowledge=turn.knowledge,
                         extra=turn.extra, status="error", error=error, latency_ms=latency,
-                        intent=intent, expected=turn.expectation)
+                        intent=intent, expected=turn.expectation,
+                        judge=_NOT_ANSWERED if judged else r.NO_JUDGE)
 
 
 def judge_intent(turn: TurnPlan, reply: AgentReply, taxonomy: Taxonomy) -> r.IntentResult:
@@ -152,7 +157,8 @@ async def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: A
         knowledge_points=[kp.model_dump() for kp in turn.expected.knowledge_points],
         assertions=dict(turn.expected.assertions), intent_code=reply.intent_code,
         intent_name=reply.intent_name, latency_ms=latency,
-        earlier_knowledge=turn.earlier_knowledge, judge=judge, trial=trial,
+        earlier_knowledge=turn.earlier_knowledge, trial=trial,
+        judge=JudgeMeter(judge) if judge is not None else None,
         expected_behavior=turn.expected.behavior,
     )
     evaluated = await _evaluate(turn.rules, view)
@@ -179,17 +185,18 @@ async def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: A
         latency_ms=latency, rules=rows, rule_logic=explicit, intent=intent, judge=verdict,
         conversation_id=reply.conversation_id, expected=turn.expectation,
         missing_paths=[r.MissingPath(field=f, path=p, closest=c) for f, p, c in reply.missing],
+        rule_judge_calls=view.judge.calls if view.judge is not None else 0,
     )
 
 
-def item_result(plan: ItemPlan, turns: list[r.TurnResult],
-                judge: Judge | None = None) -> r.ItemResult:
+def item_result(plan: ItemPlan, turns: list[r.TurnResult], judge: Judge | None = None,
+                judged: bool = False) -> r.ItemResult:
     """The item's result from its turns: the worst verdict, the judge summary, the task
     success level."""
     status = r.worst(t.status for t in turns)
     return r.ItemResult(
         id=plan.id, kind=plan.kind, status=status, **plan.meta,
-        history=plan.messages, judge=_judge_summary(plan, turns, judge),
+        history=plan.messages, judge=_judge_summary(plan, turns, judged or judge is not None),
         turns=turns, turns_planned=len(plan.turns), task=_task(plan, status),
     )
 
@@ -203,24 +210,23 @@ async def _l3(turn: TurnPlan, view: TurnView, judge: Judge | None,
         return r.JUDGE_OFF
     if rule_error:
         return _RULE_ERROR
-    from .judge import TurnContext
-
     exp = turn.expected
     return await judge.turn(view, TurnContext(exp.behavior, exp.outcome, turn.judge.dimensions,
                                               turn.judge.notes, view.trial))
 
 
+_NOT_ANSWERED = r.JudgeResult(reason="not judged: the agent did not answer",
+                              reason_code="agent_error")
 _RULE_ERROR = r.JudgeResult(reason="not judged: a rule type raised on this turn",
                             reason_code="rule_error")
 
 
-def _judge_summary(plan: ItemPlan, turns: list[r.TurnResult],
-                   judge: Judge | None) -> r.JudgeResult:
+def _judge_summary(plan: ItemPlan, turns: list[r.TurnResult], judged_run: bool) -> r.JudgeResult:
     """A case's judge verdict is its turn's; a scenario's is the worst of its judged turns,
     with each dimension's lowest score."""
     if plan.kind == "case" and turns:
         return turns[0].judge
-    if judge is None:
+    if not judged_run:
         return r.NO_JUDGE
     judged = [t.judge for t in turns if t.judge.judged]
     if not judged:
@@ -237,6 +243,7 @@ def _judge_summary(plan: ItemPlan, turns: list[r.TurnResult],
                    if t.judge.judged and t.judge.status == status and t.judge.reason]
     return r.JudgeResult(status=status, verdict=status, scores=low,
                          fact_risk=any(bool(v.fact_risk) for v in judged),
+                         flagged=[d for d in low if any(d in (v.flagged or ()) for v in judged)],
                          reason="; ".join(worst_turns)[:500],
                          calls=sum(t.judge.calls for t in turns),
                          cached=all(v.cached for v in judged))
@@ -259,6 +266,7 @@ def _task(plan: ItemPlan, status: r.ItemStatus) -> r.TaskResult:
     return _PENDING if plan.task is not None else _TASK_BY_STATUS[status]
 
 
-def start_failure(plan: ItemPlan, error: r.AgentError) -> r.ItemResult:
-    """The result of an item whose adapter could not even be started."""
-    return item_result(plan, [error_turn(0, plan.turns[0], error, 0.0)])
+def start_failure(plan: ItemPlan, error: r.AgentError, judged: bool = False) -> r.ItemResult:
+    """The result of an item whose adapter could not even be started (or that was not sent)."""
+    turns = [error_turn(0, plan.turns[0], error, 0.0, judged)]
+    return item_result(plan, turns, judged=judged)

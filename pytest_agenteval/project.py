@@ -34,6 +34,8 @@ T = TypeVar("T")
 
 #: The name of the item that stands for a case file that could not be loaded.
 LOAD_ITEM = "[load]"
+#: the judge's rubric under the rules folder (unless ``judge.rubric`` names another)
+RUBRIC_NAME = "judge-rubric.yaml"
 
 
 class IdRegistry:
@@ -153,9 +155,17 @@ class Project:
         from .judge.rubric import load_rubric
 
         cfg = self.config.model.judge
-        name = cfg.rubric if cfg is not None else "judge-rubric.yaml"
-        return self._once("rubric", lambda: load_rubric(self._under(self.rules_dir, name),
-                                                        self.rootdir))
+        name = cfg.rubric if cfg is not None else RUBRIC_NAME
+
+        def load() -> Rubric:
+            path = self._under(self.rules_dir, name)
+            if name != RUBRIC_NAME and not path.is_file():  # a named rubric must exist
+                raise SourceError(self.config.at("judge", "rubric"), f"no rubric at "
+                                  f"{locate(path, self.rootdir)}; fix the path, or remove "
+                                  "judge.rubric to use rules/judge-rubric.yaml", "judge.rubric")
+            return load_rubric(path, self.rootdir)
+
+        return self._once("rubric", load)
 
     @staticmethod
     def _under(base: Path, path: str) -> Path:

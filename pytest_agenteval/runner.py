@@ -166,13 +166,14 @@ class Runner:
             target = self.project.config.target
             per_turn = target.timeout_s * (target.retries + 1) + 8.0 * target.retries + 30.0
             judge = self.project.judge_config
-            if judge is not None:  # the judge's calls and re-asks, each with its retries
-                per_turn += (judge.max_contract_retries + 1) * (judge.timeout_s
-                                                                + judge.retry_budget_s)
+            if judge is not None:  # the judge's asks (L3 and a judge-based rule or two),
+                # each with its re-asks and retries
+                per_turn += 2 * (judge.max_contract_retries + 1) * (judge.timeout_s
+                                                                    + judge.retry_budget_s)
             try:
                 self._engine = Engine(self._make_adapter, self.project.taxonomy,
                                       self.concurrency(), per_turn, self.link,
-                                      self._make_judge)
+                                      self._make_judge if judge is not None else None)
             except Exception as exc:
                 self._engine_error = AgentError(
                     kind="connection",
@@ -200,6 +201,10 @@ class Runner:
             return None
         from .judge import Judge
 
+        if self.role == "worker":  # judge.concurrency is the run's, shared by the workers
+            workers = int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+            cfg = cfg.model_copy(update={"concurrency": max(1, math.ceil(cfg.concurrency
+                                                                         / workers))})
         return Judge.from_config(cfg, self.project.rubric, self.project.taxonomy,
                                  self.project.rootdir,
                                  use_cache=not self.config.getoption("agenteval_no_cache"))
@@ -211,7 +216,8 @@ class Runner:
         engine = self.engine()
         if engine is None:
             assert self._engine_error is not None
-            return start_failure(item.plan, self._engine_error)
+            return start_failure(item.plan, self._engine_error,
+                                 self.project.judge_config is not None)
         cases = self._cases if self._cases is not None else [item]
         ahead = self.prefetch.ahead(item.nodeid, cases)
         engine.submit_many((it.nodeid, it.plan, it.trial or 0) for it in ahead)

@@ -158,6 +158,7 @@ def test_rate_limiting_past_the_budget_is_not_evaluated_rate_limited() -> None:
 @pytest.mark.parametrize(("headers", "wait"), [
     ({"retry-after-ms": "1500"}, 1.5), ({"retry-after": "2"}, 2.0),
     ({"x-ratelimit-reset": "1m30s"}, 90.0), ({"x-ratelimit-reset": "3"}, 3.0), ({}, None),
+    ({"retry-after": "soon"}, None),  # neither seconds nor a date: the usual back-off
 ])
 def test_retry_after_headers(headers: dict[str, str], wait: float | None) -> None:
     import httpx
@@ -297,3 +298,31 @@ def test_the_cache_serves_valid_results_only_and_keys_on_the_rubric(tmp_path: Pa
     assert [r.cached for r in third] == [True, True] and [r.calls for r in third] == [0, 0]
     assert third[0].scores == second[0].scores
     assert [r.cached for r in other] == [False, False]
+
+
+def test_a_5xx_that_says_sensitive_is_retried_not_moderated() -> None:
+    with JudgeServer() as server:
+        server.push(Step(503, {"error": {"message": "sensitive upstream overloaded"}},
+                         headers={"Retry-After": "0"}))
+        result = _run(server)
+    assert result.status == "passed" and result.calls == 2
+
+
+def test_a_rubric_whose_fail_threshold_is_above_its_review_threshold_is_refused() -> None:
+    import yaml
+    from pydantic import ValidationError
+
+    from pytest_agenteval.judge.rubric import _DEFAULT_PATH, RubricFile
+
+    data = yaml.safe_load(_DEFAULT_PATH.read_text(encoding="utf-8"))
+    with pytest.raises(ValidationError, match=r"fail_below \(4\) is above review_below \(3\)"):
+        RubricFile.model_validate({**data, "fail_below": 4, "review_below": 3})
+
+
+def test_the_review_queue_follows_the_rubric_thresholds() -> None:
+    from dataclasses import replace
+
+    rubric = default_rubric()
+    strict = replace(rubric, spec=rubric.spec.model_copy(update={"review_below": 5}))
+    status, why, weak = verdict(Scores({"relevance": 4, "lead_value": 5}, {}, False), strict)
+    assert (status, weak) == ("review", ["relevance"]) and why == "relevance 4 < 5"

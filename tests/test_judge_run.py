@@ -265,3 +265,25 @@ def test_judge_reasons_are_masked_and_explain_a_failure(project, pytester,
     assert "13812345678" not in result.stdout.str()
     text = json.dumps(read_record(pytester.path), ensure_ascii=False)
     assert "13812345678" not in text and "138****5678" in text
+
+
+def test_an_unanswered_turn_says_so_in_l3_when_a_judge_is_configured(judged, judge,
+                                                                     pytester) -> None:
+    judged(cases="cases:\n  - {id: DOWN, request: {input: __500__}}\n")
+    pytester.runpytest("cases")
+    record = read_record(pytester.path)
+    case = by_id(record)["DOWN"]
+    assert case["status"] == "error"
+    assert case["judge"]["reason_code"] == "agent_error"
+    assert record["metrics"]["judge"]["configured"] is True
+    assert record["metrics"]["judge"]["expected_turns"] == 0 and judge.chat_calls == []
+
+
+def test_a_named_rubric_that_does_not_exist_is_a_usage_error(judged, judge, agent,
+                                                            pytester) -> None:
+    judged(judge_yaml="  rubric: my-rubric.yaml\n")
+    result = pytester.runpytest("cases")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the judge's rubric cannot be used*",
+                                 "*[[]judge.rubric[]]: no rubric at rules/my-rubric.yaml*"])
+    assert agent.requests == []

@@ -186,6 +186,9 @@ cases:
     assert cases["C1"]["intent"]["predicted"] == "PHONE" and cases["C1"]["intent"]["correct"]
     assert cases["C2"]["intent"]["predicted"] == "PRICE"
     assert cases["C2"]["intent"]["correct"] is False and cases["C2"]["status"] == "failed"
+    judge = record["metrics"]["judge"]  # L3's two calls and the rule type's two
+    assert (judge["calls"], judge["rule_calls"]) == (4, 2) == (len(server.chat_calls), 2)
+    assert cases["C1"]["turns"][0]["rule_judge_calls"] == 1
     intent = record["metrics"]["intent"]
     assert json.dumps(intent).count("PHONE") >= 1
     assert intent["accuracy"] == 0.5

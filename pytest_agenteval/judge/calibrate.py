@@ -121,7 +121,7 @@ def agreement(dim: str, pairs: list[tuple[int | None, int | None]], threshold: f
     if len(both) < min_n:
         why = f"only {len(both)} scored anchor(s) (need {min_n})"
     elif kappa is None:
-        why = "kappa undefined (one side gives a single score)"
+        why = "kappa undefined (people and judge give one and the same score throughout)"
     elif kappa < threshold:
         why = f"kappa {kappa:.2f} < {threshold:g}"
     return DimensionAgreement(dim, len(both), kappa, spearman, exact, near, null_disagree,

@@ -266,7 +266,7 @@ class JudgeClient:
     def _status_error(self, exc: openai.APIStatusError, mode: Mode) -> Exception:
         code = exc.status_code
         body = _body_text(exc)
-        if _MODERATED.search(body):
+        if code in (400, 403, 422, 451) and _MODERATED.search(body):
             return _Fail(Failure("moderated", f"the judge's provider refused the content "
                                  f"(HTTP {code}: {body[:200]})"))
         if code in (400, 422) and self.auto and _FORMAT_REFUSED.search(body) \
@@ -283,7 +283,7 @@ class JudgeClient:
             return _Retry("http_error", f"HTTP {code}: {body[:200]}",
                           _retry_after(exc.response))
         hint = ""
-        if code in (400, 422) and _FORMAT_REFUSED.search(body):
+        if code in (400, 422) and not self.auto and _FORMAT_REFUSED.search(body):
             hint = " (the endpoint refuses this output mode: set judge.output_mode: auto)"
         return _Fail(Failure("http_error", f"HTTP {code}: {body[:300]}{hint}"))
 
@@ -334,9 +334,13 @@ def _retry_after(response: Any) -> float | None:
         try:
             return max(0.0, float(after))
         except ValueError:
-            when = email.utils.parsedate_to_datetime(after) if after else None
-            if when is not None:
-                return max(0.0, when.timestamp() - time.time())
+            pass
+        try:
+            when = email.utils.parsedate_to_datetime(after)
+        except (TypeError, ValueError):  # neither seconds nor a date: back off as usual
+            when = None
+        if when is not None and when.tzinfo is not None:
+            return max(0.0, when.timestamp() - time.time())
     reset = headers.get("x-ratelimit-reset") or headers.get("x-ratelimit-reset-requests")
     if reset:
         return _duration(reset)

@@ -65,6 +65,10 @@ class RubricFile(Strict):
         if missing:
             raise ValueError(f"dimensions: missing {', '.join(missing)}; the rubric describes "
                              f"all seven ({', '.join(DIMENSIONS)})")
+        if self.fail_below > self.review_below:
+            raise ValueError(f"fail_below ({self.fail_below}) is above review_below "
+                             f"({self.review_below}): a score that fails must also be one "
+                             "that is reviewed")
         return self
 
 
@@ -219,7 +223,9 @@ def parse_scores(data: Any, dims: tuple[str, ...]) -> Scores:
     if not isinstance(risk, bool):
         problems.append("fact_risk: missing or not true/false")
     risk_reason = data.get("fact_risk_reason")
-    if isinstance(risk_reason, str):
+    if not isinstance(risk_reason, str):
+        problems.append("fact_risk_reason: missing or not a string")
+    else:
         reasons["fact_risk"] = risk_reason
     extra = sorted(set(data) - {*dims, *(f"{d}_reason" for d in dims), "fact_risk",
                                 "fact_risk_reason"})
@@ -235,18 +241,20 @@ def _json_kind(v: Any) -> str:
         type(v), "number")
 
 
-def verdict(scores: Scores, rubric: Rubric) -> tuple[Literal["passed", "review", "failed"], str]:
+def verdict(scores: Scores,
+            rubric: Rubric) -> tuple[Literal["passed", "review", "failed"], str, list[str]]:
     """SPEC 4: a critical dimension below ``fail_below`` fails; any applicable dimension
-    below ``review_below``, or fact risk, is review; else passed. With the reason."""
+    below ``review_below``, or fact risk, is review; else passed. With the reason and the
+    dimensions below ``review_below`` (what a reviewer looks at)."""
     spec = rubric.spec
+    weak = [d for d, s in scores.scores.items() if s is not None and s < spec.review_below]
     low = [f"{d} {s} < {spec.fail_below}" for d, s in scores.scores.items()
            if s is not None and d in rubric.critical and s < spec.fail_below]
     if low:
-        return "failed", "critical " + ", ".join(low)
-    weak = [f"{d} {s} < {spec.review_below}" for d, s in scores.scores.items()
-            if s is not None and s < spec.review_below]
+        return "failed", "critical " + ", ".join(low), weak
+    why = [f"{d} {scores.scores[d]} < {spec.review_below}" for d in weak]
     if scores.fact_risk:
-        weak.append("fact risk")
-    if weak:
-        return "review", ", ".join(weak)
-    return "passed", ""
+        why.append("fact risk")
+    if why:
+        return "review", ", ".join(why), weak
+    return "passed", "", weak

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from ..rules._registry import TurnView
     from ..taxonomy import Taxonomy
 
-__all__ = ["Classified", "Judge", "Judgement", "Scored", "TurnContext"]
+__all__ = ["Classified", "Judge", "JudgeMeter", "Judgement", "Scored", "TurnContext"]
 
 T = TypeVar("T")
 
@@ -108,6 +109,37 @@ class Judgement(Asked[T]):
     cached: bool = False
 
 
+class JudgeMeter:
+    """The judge as one turn's rule types see it: their calls and cache hits are counted
+    (the turn records them next to L3's own)."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.calls = 0
+        self.cache_hits = 0
+
+    @property
+    def taxonomy(self) -> Taxonomy:
+        return self.judge.taxonomy
+
+    def _count(self, got: Judgement[T]) -> Judgement[T]:
+        self.calls += got.calls
+        self.cache_hits += int(got.cached)
+        return got
+
+    async def score(self, criteria: str, scope: str, view: TurnView) -> Judgement[Scored]:
+        return self._count(await self.judge.score(criteria, scope, view))
+
+    async def classify(self, labels: dict[str, str], view: TurnView) -> Judgement[Classified]:
+        return self._count(await self.judge.classify(labels, view))
+
+    async def embed(self, texts: Sequence[str]) -> Judgement[list[list[float]]]:
+        return self._count(await self.judge.embed(texts))
+
+    async def moderate(self, text: str) -> Judgement[list[str]]:
+        return self._count(await self.judge.moderate(text))
+
+
 class Judge:
     """Built on the engine's loop; one per process (workers each build their own)."""
 
@@ -126,6 +158,10 @@ class Judge:
         if use_cache and cfg.cache:
             path = Path(cfg.cache)
             cache = JudgeCache(path if path.is_absolute() else rootdir / path)
+            if cache.error is not None:  # a cache that cannot be used is no cache: say so
+                sys.stderr.write(f"agenteval: the judge cache {cache.path} cannot be used "
+                                 f"({cache.error}); every turn is asked\n")
+                cache = None
         return cls(cfg, rubric, taxonomy, cache, os.environ.get(cfg.api_key_env, ""))
 
     async def aclose(self) -> None:
@@ -166,9 +202,9 @@ class Judge:
                                  reason_code=got.value.code, calls=got.calls,
                                  latency_ms=got.latency_ms)
         scores = got.value
-        status, why = verdict(scores, self.rubric)
+        status, why, weak = verdict(scores, self.rubric)
         return r.JudgeResult(status=status, verdict=status, scores=scores.scores,
-                             reasons=scores.reasons, fact_risk=scores.fact_risk,
+                             reasons=scores.reasons, fact_risk=scores.fact_risk, flagged=weak,
                              reason=why, calls=got.calls, cached=got.cached,
                              latency_ms=None if got.cached else got.latency_ms)
 
@@ -181,7 +217,7 @@ class Judge:
         key = None
         if self.cache is not None:
             key = cache_key(kind, self.cfg.model, self.cfg.base_url, self.rubric.sha256, msgs,
-                            trial)
+                            trial, self.cfg.temperature, self.cfg.extra_body)
             hit = self.cache.get(key)
             if hit is not None:
                 try:

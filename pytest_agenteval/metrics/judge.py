@@ -70,6 +70,8 @@ class JudgeModel(MetricModel):
     not_evaluated: dict[str, int] = Field(default_factory=dict)
     #: judge calls made (re-asks and retries included) and verdicts served by the cache
     calls: int = 0
+    #: of ``calls``, those made by judge-based rule types (llm_score …)
+    rule_calls: int = 0
     cache_hits: int = 0
     verdicts: dict[str, int]
     dimensions: dict[str, DimensionMean]
@@ -126,7 +128,8 @@ class JudgeFamily(Family[JudgeModel]):
             availability=rate((cid, float(v.judged)) for cid, v in owed),
             not_evaluated_reasons=dict(missing.most_common()),
             not_evaluated=dict(codes.most_common()),
-            calls=sum(v.calls for v in turns),
+            calls=sum(t.judge.calls + t.rule_judge_calls for _, t in run.turns()),
+            rule_calls=sum(t.rule_judge_calls for _, t in run.turns()),
             cache_hits=sum(1 for v in turns if v.cached),
             verdicts={s: verdicts.get(s, 0) for s in JUDGED},  # type: ignore[call-overload]
             dimensions=_dimensions(judged, scores),
@@ -176,8 +179,9 @@ def review_queue(items: Iterable[ItemResult]) -> list[dict[str, object]]:
             if not v.judged or (v.status == "passed" and not v.fact_risk):
                 continue
             reasons = v.reasons or {}
-            dims = [{"dimension": d, "score": s, "reason": reasons.get(d, "")}
-                    for d, s in (v.scores or {}).items() if s is not None and s < 4]
+            scores = v.scores or {}
+            dims = [{"dimension": d, "score": scores[d], "reason": reasons.get(d, "")}
+                    for d in v.flagged or () if scores.get(d) is not None]
             queue.append({
                 "case": item.id, "nodeid": item.nodeid, "turn": t.index,
                 "status": v.status, "item_status": item.status, "why": v.reason,

@@ -243,7 +243,7 @@ class JudgeConfig(Strict):
     #: thinking switch of known providers is turned off
     extra_body: dict[str, Any] | None = None
     #: the rubric file, relative to rules_dir unless absolute
-    rubric: str = "judge-rubric.yaml"
+    rubric: str = "judge-rubric.yaml"  # project.RUBRIC_NAME
     #: for ``semantic_similarity``: an embeddings model on the same endpoint
     embedding_model: str | None = None
     #: for ``safety`` with ``moderation: true``: a moderation model on the same endpoint

@@ -157,6 +157,8 @@ class JudgeResult(_Result):
     latency_ms: float | None = None
     #: the judge's reason per dimension (and ``fact_risk``)
     reasons: dict[str, str] | None = None
+    #: the dimensions scored below the rubric's ``review_below`` (what a reviewer looks at)
+    flagged: list[str] | None = None
     #: judge calls made for this verdict (re-asks and retries included; 0 from the cache)
     calls: int = 0
     cached: bool = False
@@ -174,7 +176,7 @@ class JudgeResult(_Result):
 #: L3 where no judge is configured (the default of every turn and item)
 NO_JUDGE = JudgeResult(reason="no judge configured", reason_code="no_judge")
 #: L3 of an item whose case file says ``judge: false``
-JUDGE_OFF = JudgeResult(reason="the judge is switched off for this item (judge: false)",
+JUDGE_OFF = JudgeResult(reason="the judge is switched off here (judge: false)",
                         reason_code="disabled")
 
 
@@ -235,6 +237,9 @@ class TurnResult(_Result):
     expected: Expectation = Field(default_factory=Expectation)
     #: configured optional response paths this reply lacked (a typo shows in every turn)
     missing_paths: list[MissingPath] = Field(default_factory=list)
+    #: judge calls made by this turn's judge-based rule types (``llm_score`` …; L3's own
+    #: are ``judge.calls``)
+    rule_judge_calls: int = 0
 
 
 class ItemResult(_Result):

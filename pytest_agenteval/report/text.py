@@ -93,10 +93,9 @@ def _judge_lines(turn: TurnResult, indent: str) -> list[str]:
     if not v.judged or (v.status == "passed" and not v.fact_risk):
         return []
     lines = [f"{indent}judge: {v.status} — {v.reason}"]
-    reasons = v.reasons or {}
-    for dim, score in (v.scores or {}).items():
-        if score is not None and score < 4:
-            lines.append(f"{indent}  {dim} {score}: {_clip(reasons.get(dim, ''), 200)}")
+    reasons, scores = v.reasons or {}, v.scores or {}
+    for dim in v.flagged or ():
+        lines.append(f"{indent}  {dim} {scores.get(dim)}: {_clip(reasons.get(dim, ''), 200)}")
     if v.fact_risk:
         lines.append(f"{indent}  fact risk: {_clip(reasons.get('fact_risk', ''), 200)}")
     return lines
