@@ -34,10 +34,9 @@ class JudgeWish:
 _ALL = JudgeWish()
 
 
-def _wish(own: JudgeOverride | Literal[False],
-          outer: JudgeWish | None = _ALL) -> JudgeWish | None:
+def _wish(own: JudgeOverride, outer: JudgeWish | None = _ALL) -> JudgeWish | None:
     """A turn's judge wish: its own block over its scenario's; ``None`` when switched off."""
-    if own is False or outer is None:
+    if not own.enabled or outer is None:
         return None
     if own.dimensions is None and own.notes is None:
         return outer
@@ -140,7 +139,7 @@ def _meta(item: Case | Scenario, behaviors: list[str], outcome: str | None) -> d
         "tags": list(item.tags),
         "pair": r.PairRef(**item.pair.model_dump()) if item.pair else None,
         "behaviors": behaviors,
-        "judge_enabled": item.judge is not False,
+        "judge_enabled": item.judge.enabled,
         "outcome": outcome,
     }
 

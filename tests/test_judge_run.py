@@ -287,3 +287,13 @@ def test_a_named_rubric_that_does_not_exist_is_a_usage_error(judged, judge, agen
     result.stderr.fnmatch_lines(["*the judge's rubric cannot be used*",
                                  "*[[]judge.rubric[]]: no rubric at rules/my-rubric.yaml*"])
     assert agent.requests == []
+
+
+def test_a_misspelt_judge_dimension_is_a_located_load_error(project, pytester) -> None:
+    project({"a.yaml": "cases:\n  - id: A\n    request: {input: x}\n"
+                       "    judge: {dimensions: [relevence]}\n"})
+    result = pytester.runpytest("cases")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*cases/a.yaml:4 [[]cases[[]0[]].judge.dimensions[[]0[]][]]: "
+                                 "Input should be 'relevance', *"])
+    assert "literal" not in result.stdout.str()

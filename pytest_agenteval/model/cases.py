@@ -106,10 +106,17 @@ DIMENSIONS: tuple[str, ...] = ("relevance", "factual_accuracy", "knowledge_cover
 class JudgeOverride(Strict):
     """An item's (or a turn's) wishes of the judge; ``judge: false`` switches it off."""
 
+    #: ``judge: false`` (or ``true``) is this switch
+    enabled: bool = True
     #: score only these dimensions (default: all seven)
     dimensions: list[JudgeDimension] | None = Field(default=None, min_length=1)
     #: what the judge should know of this case (shown to it as data, e.g. a business detail)
     notes: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _switch(cls, data: Any) -> Any:
+        return {"enabled": data} if isinstance(data, bool) else data
 
 
 class _Checked(Strict):
@@ -118,7 +125,7 @@ class _Checked(Strict):
     rules: list[RuleSpec] = Field(default_factory=list)
     rule_logic: RuleLogic = "all"
     rule_pass_threshold: float = Field(default=0.7, ge=0, le=1)
-    judge: JudgeOverride | Literal[False] = Field(default_factory=JudgeOverride)
+    judge: JudgeOverride = Field(default_factory=JudgeOverride)
 
 
 class _Item(Strict):
@@ -220,7 +227,7 @@ class Scenario(_Item):
     extra: dict[str, Json] = Field(default_factory=dict)
     turns: list[Turn] = Field(min_length=1)
     outcome: Outcome | None = None
-    judge: JudgeOverride | Literal[False] = Field(default_factory=JudgeOverride)
+    judge: JudgeOverride = Field(default_factory=JudgeOverride)
 
 
 class CaseFileModel(Strict):
