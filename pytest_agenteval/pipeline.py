@@ -24,6 +24,7 @@ from .model import results as r
 from .plan import ItemPlan, TurnPlan
 from .rules._registry import TurnView
 from .rules.evaluate import BoundRule, RuleCrash, combine
+from .task import evaluate_task, transcript
 from .taxonomy import Taxonomy
 
 if TYPE_CHECKING:
@@ -63,7 +64,13 @@ async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy,
         conversation_id = reply.conversation_id or conversation_id
         history += [{"role": "user", "content": turn.input},
                     {"role": "assistant", "content": reply.output}]
-    return item_result(plan, turns, judge)
+    task = None
+    if plan.task is not None:
+        status = r.worst(t.status for t in turns)
+        if status != "error":
+            task = await evaluate_task(plan.task, transcript(plan.messages, turns), status,
+                                       judge, trial, plan.task_situations)
+    return item_result(plan, turns, judge, task=task)
 
 
 def _ms_since(started: tuple[float, float], clock: LoopClock) -> float:
@@ -190,15 +197,31 @@ async def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: A
 
 
 def item_result(plan: ItemPlan, turns: list[r.TurnResult], judge: Judge | None = None,
-                judged: bool = False) -> r.ItemResult:
+                judged: bool = False, task: r.TaskResult | None = None) -> r.ItemResult:
     """The item's result from its turns: the worst verdict, the judge summary, the task
-    success level."""
+    success level (``task``: the task-completion layer's, when the item has a task), how the
+    conversation ended."""
     status = r.worst(t.status for t in turns)
     return r.ItemResult(
         id=plan.id, kind=plan.kind, status=status, **plan.meta,
         history=plan.messages, judge=_judge_summary(plan, turns, judged or judge is not None),
-        turns=turns, turns_planned=len(plan.turns), task=_task(plan, status),
+        turns=turns, turns_planned=len(plan.turns),
+        task=task if task is not None else _TASK_BY_STATUS[status],
+        termination=termination(turns),
     )
+
+
+#: error kinds that are ours (a rule type, a crashed worker's leftover), not the agent's
+INFRA_KINDS = frozenset({"rule", "not_resent"})
+
+
+def termination(turns: list[r.TurnResult]) -> r.Termination:
+    """How a scripted conversation ended: every turn ran (``completed``), or an error of the
+    agent (``sut_error``) or of ours (``infra_error``) stopped it."""
+    error = next((t.error for t in turns if t.error is not None), None)
+    if error is None:
+        return "completed"
+    return "infra_error" if error.kind in INFRA_KINDS else "sut_error"
 
 
 async def _l3(turn: TurnPlan, view: TurnView, judge: Judge | None,
@@ -249,8 +272,6 @@ def _judge_summary(plan: ItemPlan, turns: list[r.TurnResult], judged_run: bool) 
                          cached=all(v.cached for v in judged))
 
 
-_PENDING = r.TaskResult(reason="task completion is judged by the task-completion layer",
-                        reason_code="pending_layer")
 _TASK_BY_STATUS = {
     "error": r.TaskResult(reason="error cases are excluded", reason_code="error_excluded"),
     **{status: r.TaskResult(success_level=level, status="evaluated",
@@ -259,11 +280,6 @@ _TASK_BY_STATUS = {
        for status, level in (("passed", "success"), ("review", "partial"),
                              ("failed", "failure"))},
 }
-
-
-def _task(plan: ItemPlan, status: r.ItemStatus) -> r.TaskResult:
-    """Success level (SPEC 6). Items with a task wait for the task-completion layer."""
-    return _PENDING if plan.task is not None else _TASK_BY_STATUS[status]
 
 
 def start_failure(plan: ItemPlan, error: r.AgentError, judged: bool = False) -> r.ItemResult:

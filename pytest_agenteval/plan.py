@@ -12,7 +12,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .model import results as r
-from .model.cases import DIMENSIONS, Case, Expected, JudgeOverride, RuleSpec, Scenario, Task
+from .model.cases import (
+    DIMENSIONS,
+    Case,
+    Expected,
+    JudgeOverride,
+    RuleSpec,
+    Scenario,
+    Task,
+    TaskSlot,
+    TaskStep,
+)
+from .rules._situation import BoundSituation, bind_situations
 from .rules.evaluate import BoundRule, bind
 
 if TYPE_CHECKING:
@@ -82,6 +93,8 @@ class ItemPlan:
     turns: tuple[TurnPlan, ...]
     meta: dict[str, Any] = field(default_factory=dict)
     task: Task | None = None
+    #: the situation of each required task part that names one (slots first, then steps)
+    task_situations: dict[tuple[str, int], BoundSituation] = field(default_factory=dict)
 
     @functools.cached_property
     def messages(self) -> list[r.Message]:
@@ -192,6 +205,33 @@ def compile_scenario(sc: Scenario, ledger: Ledger | None = None) -> ItemPlan:
     if problems:
         raise RuleBindError(problems)
     behaviors = sorted({t.expected.behavior for t in sc.turns if t.expected.behavior})
+    task = sc.outcome.task if sc.outcome else None
     return ItemPlan("scenario", sc.id, tuple(h.model_dump() for h in sc.history),
-                    tuple(turns), _meta(sc, behaviors, None),
-                    sc.outcome.task if sc.outcome else None)
+                    tuple(turns), _meta(sc, behaviors, None), task, _task_situations(task))
+
+
+def _task_situations(task: Task | None) -> dict[tuple[str, int], BoundSituation]:
+    """Bind the situations task parts name; an unknown one is an error at its line."""
+    out: dict[tuple[str, int], BoundSituation] = {}
+    if task is None:
+        return out
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    parts: list[tuple[str, int, TaskSlot | TaskStep]] = [
+        *(("slot", i, p) for i, p in enumerate(task.slots)),
+        *(("step", i, p) for i, p in enumerate(task.steps))]
+    for kind, i, part in parts:
+        if part.situation is None:
+            continue
+        where = ("outcome", "task", f"{kind}s", i, "situation")
+        if part.match is not None:
+            problems.append((where, "give match or situation, not both"))
+            continue
+        try:
+            (out[(kind, i)],) = bind_situations([part.situation])
+        except KeyError as exc:
+            problems.append((where, str(exc.args[0])))
+        except ValueError as exc:
+            problems.append((where, str(exc)))
+    if problems:
+        raise RuleBindError(problems)
+    return out

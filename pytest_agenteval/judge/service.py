@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..model import results as r
+from ..model.results import TaskPart
 from . import prompt
 from .cache import JudgeCache, cache_key
 from .client import Asked, Failure, JudgeClient
@@ -36,6 +37,7 @@ from .rubric import (
 if TYPE_CHECKING:
     from ..model.config import JudgeConfig
     from ..rules._registry import TurnView
+    from ..task import Utterance
     from ..taxonomy import Taxonomy
 
 __all__ = ["Classified", "Judge", "JudgeMeter", "Judgement", "Scored", "TurnContext"]
@@ -228,6 +230,62 @@ class Judge:
         if key is not None and not isinstance(got.value, Failure):
             self.cache.put(key, dump(got.value))  # type: ignore[union-attr]
         return Judgement(got.value, got.calls, got.latency_ms)
+
+    # -- task completion -------------------------------------------------------------------
+
+    async def task_parts(self, parts: Sequence[tuple[str, str, str]],
+                         dialog: Sequence[Utterance], trial: int = 0) -> Judgement[list[TaskPart]]:
+        """Which of ``parts`` (kind, name, description) the whole dialog achieved, and at
+        which turn: one structured call for all of them."""
+        keys = [f"p{i + 1}" for i in range(len(parts))]
+        turns = sorted({u.turn for u in dialog})
+        listing = "\n".join(f"- {k} ({kind} {name}): {desc or name}"
+                             for k, (kind, name, desc) in zip(keys, parts, strict=True))
+        instructions = (
+            "You check whether a customer-service conversation achieved each part of its "
+            "task. A slot is information the conversation must obtain; a step is something "
+            "the agent must do. For each part say whether it was achieved anywhere in the "
+            "conversation (true/false), the turn number where it was achieved (null if not), "
+            "and quote the words that show it.\n\nParts:\n" + listing)
+        props: dict[str, Any] = {}
+        for k in keys:
+            props[k] = {"type": "boolean"}
+            props[f"{k}_turn"] = {"type": ["integer", "null"], "enum": [*turns, None]}
+            props[f"{k}_evidence"] = {"type": "string"}
+        schema = {"type": "object", "properties": props, "required": list(props),
+                  "additionalProperties": False}
+        data = {"conversation": [{"turn": u.turn, "role": u.role, "content": u.text}
+                                 for u in dialog]}
+        example = {}
+        for k in keys:
+            example.update({k: True, f"{k}_turn": turns[-1] if turns else None,
+                            f"{k}_evidence": "…"})
+        msgs = prompt.messages(instructions, data, "Check each part of the task.", schema,
+                               example)
+
+        def parse(d: Any) -> list[TaskPart]:
+            if not isinstance(d, dict):
+                raise ContractError("the reply is not a JSON object")
+            out, problems = [], []
+            for k, (kind, name, _) in zip(keys, parts, strict=True):
+                done, turn, ev = d.get(k), d.get(f"{k}_turn"), d.get(f"{k}_evidence", "")
+                if not isinstance(done, bool):
+                    problems.append(f"{k}: missing or not true/false")
+                    continue
+                if turn is not None and turn not in turns:
+                    problems.append(f"{k}_turn: {turn} is not a turn of the conversation")
+                    continue
+                out.append(TaskPart(name=name, kind=kind,
+                                    status="done" if done else "missing",
+                                    turn=turn if done else None, evidence=str(ev or "")[:300],
+                                    decided_by="judge", reason="decided by the judge"))
+            if problems:
+                raise ContractError("; ".join(problems))
+            return out
+
+        return await self.ask("task", msgs, schema, "task_parts", parse,
+                              lambda v: [p.model_dump() for p in v],
+                              lambda d: [TaskPart.model_validate(x) for x in d], trial)
 
     # -- the judge-based rule types --------------------------------------------------------
 

@@ -172,25 +172,49 @@ class Turn(_Checked):
         return "knowledge" in self.model_fields_set
 
 
+def _valid_regex(v: str | None) -> str | None:
+    if v is not None:
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from exc
+    return v
+
+
 class TaskSlot(Strict):
     name: str
     description: str = ""
+    #: a regex: the slot is filled by the first message (of ``source``) it is found in;
+    #: without it the judge decides
     match: str | None = None
+    #: whose messages ``match`` looks in
+    source: Literal["user", "agent", "any"] = "user"
+    #: instead of ``match``: a situation (``user_gave_contact``, …, or a registered one; a
+    #: name or ``{name: params}``) whose first turn fills the slot
+    situation: str | dict[str, dict[str, Json] | None] | None = None
 
     @field_validator("match")
     @classmethod
     def _compiles(cls, v: str | None) -> str | None:
-        if v is not None:
-            try:
-                re.compile(v)
-            except re.error as exc:
-                raise ValueError(f"not a valid regular expression: {exc}") from exc
-        return v
+        return _valid_regex(v)
 
 
 class TaskStep(Strict):
     name: str
     description: str = ""
+    #: a regex: the step is done by the first message (of ``source``) it is found in;
+    #: without it the judge decides
+    match: str | None = None
+    source: Literal["user", "agent", "any"] = "agent"
+    #: instead of ``match``: a situation whose first turn marks the step done
+    situation: str | dict[str, dict[str, Json] | None] | None = None
+    #: must happen after the steps listed before it (at the same turn or a later one)
+    ordered: bool = False
+
+    @field_validator("match")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        return _valid_regex(v)
 
 
 class Task(Strict):

@@ -42,8 +42,10 @@ __all__ = [
     "RuleRow",
     "RuleStatus",
     "SuccessLevel",
+    "TaskPart",
     "TaskReason",
     "TaskResult",
+    "Termination",
     "TurnResult",
     "worst",
 ]
@@ -61,7 +63,11 @@ JudgeReason = Literal["no_judge", "disabled", "agent_error", "rule_error", "time
 #: reasons for which no judge verdict was owed (they do not count against availability)
 NOT_OWED: frozenset[str] = frozenset({"no_judge", "disabled", "agent_error", "rule_error"})
 #: how (or why not) task success was decided
-TaskReason = Literal["follows_verdict", "error_excluded", "pending_layer"]
+TaskReason = Literal["follows_verdict", "error_excluded", "task", "failed_item",
+                     "needs_judge", "judge_failed"]
+#: how a conversation ended (infra_error: ours, not the agent's; excluded from the rates)
+Termination = Literal["completed", "user_stop", "agent_stop", "max_turns", "sut_error",
+                      "infra_error"]
 
 #: Case verdict precedence (SPEC 2): error > failed > review > passed.
 STATUS_ORDER: dict[str, int] = {"passed": 0, "review": 1, "failed": 2, "error": 3}
@@ -180,14 +186,31 @@ JUDGE_OFF = JudgeResult(reason="the judge is switched off here (judge: false)",
                         reason_code="disabled")
 
 
+class TaskPart(_Frozen):
+    """One slot or step of a task: whether the conversation achieved it, and where."""
+
+    name: str
+    kind: Literal["slot", "step"]
+    status: Literal["done", "missing", "not_evaluated"]
+    #: the turn (0-based) that achieved it; -1 for the initial history
+    turn: int | None = None
+    evidence: str = ""
+    decided_by: Literal["match", "judge"] | None = None
+    reason: str = ""
+
+
 class TaskResult(_Frozen):
-    """Task completion of an item (SPEC 6): completion rate and success level."""
+    """Task completion of an item (SPEC 6): completion rate and success level, with the
+    slot and step table."""
 
     completion_rate: float | None = None
     success_level: SuccessLevel | None = None
     status: Literal["evaluated", "not_evaluated"] = "not_evaluated"
     reason: str = ""
     reason_code: TaskReason | None = None
+    parts: list[TaskPart] = Field(default_factory=list)
+    #: judge calls made to decide the parts without a ``match`` (0 from the cache)
+    judge_calls: int = 0
 
 
 class AgentError(_Result):
@@ -264,6 +287,7 @@ class ItemResult(_Result):
     turns_planned: int = 1
     judge: JudgeResult = NO_JUDGE
     task: TaskResult = Field(default_factory=TaskResult)
+    termination: Termination = "completed"
     nodeid: str = ""
     file: str = ""
     line: int | None = None
