@@ -239,7 +239,7 @@ class Runner:
 
 def junit_properties(payload: dict[str, Any]) -> list[tuple[str, str]]:
     """Per-item JUnit properties: verdict, latency, failed rule ids, intent, judge verdict and
-    scores, error kind."""
+    scores, task success level, completion and parts, termination, error kind."""
     turns = payload["turns"]
     failed = [row["rule_id"] for t in turns for row in t["rules"] if row["status"] == "failed"]
     latency = sum(t["latency_ms"] for t in turns)
@@ -257,6 +257,15 @@ def junit_properties(payload: dict[str, Any]) -> list[tuple[str, str]]:
             f"{d}={'null' if s is None else s}" for d, s in judge["scores"].items())))
     elif judge.get("reason_code"):
         props.append(("agenteval_judge_reason", str(judge["reason_code"])))
+    task = payload.get("task") or {}
+    if task.get("success_level"):
+        props.append(("agenteval_success_level", str(task["success_level"])))
+    if task.get("completion_rate") is not None:
+        props.append(("agenteval_completion_rate", f"{task['completion_rate']:.4g}"))
+    if task.get("parts"):
+        props.append(("agenteval_task_parts", ",".join(
+            f"{p['name']}={p['status']}" for p in task["parts"])))
+    props.append(("agenteval_termination", str(payload.get("termination", "completed"))))
     error = next((t["error"] for t in turns if t["error"]), None)
     if error:
         props.append(("agenteval_error_kind", error["kind"]))

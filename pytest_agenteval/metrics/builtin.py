@@ -6,6 +6,7 @@ from typing import Any
 
 from ._family import Family, register
 from .counts import CountsFamily, ItemPassRateFamily, RulesFamily
+from .flows import FlowsFamily
 from .intent import IntentFamily
 from .judge import JudgeFamily, KnowledgeFamily
 from .redlines import RedLinesFamily
@@ -18,7 +19,7 @@ __all__: list[str] = []
 
 _BUILTIN: tuple[Family[Any], ...] = (
     CountsFamily(), ItemPassRateFamily(), RulesFamily(), IntentFamily(), RedLinesFamily(),
-    SuccessFamily(), OutcomeClassesFamily(), ScopeFamily(), KnowledgeFamily(),
+    SuccessFamily(), FlowsFamily(), OutcomeClassesFamily(), ScopeFamily(), KnowledgeFamily(),
     RobustnessFamily(), SafetyFamily(), JudgeFamily(), StabilityFamily(), ServiceFamily())
 for _family in _BUILTIN:
     register(_family)

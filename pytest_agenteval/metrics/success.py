@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..model.results import ItemResult
-from ._family import Family, GateValue, MetricModel, Rate, RunData, RunMetrics, evaluated, pct, rate
+from ._family import Family, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
 
 __all__ = ["OUTCOMES", "OutcomeClassesFamily", "ScopeFamily", "SuccessFamily", "SuccessModel",
-           "success_of"]
+           "Unit", "outcome_units", "success_of", "success_of_units"]
 
 OUTCOMES = ("ANSWERABLE", "HANDOFF_REQUIRED", "OUT_OF_SCOPE", "CONTROL")
 LEVEL_CREDIT = {"success": 1.0, "partial": 0.5, "failure": 0.0}
@@ -24,28 +25,70 @@ class SuccessModel(MetricModel):
     success_rate: Rate
     pass_rate: Rate
     completion_rate_mean: float | None
+    #: SPEC 6's avg_completion: the mean completion rate of the evaluated units with a task
+    avg_completion: float | None = None
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What success is counted over: an item, or a scenario turn that declares an outcome."""
+
+    cluster: str  # the item id (turns of one scenario are one cluster)
+    status: str
+    level: str | None
+    completion: float | None = None
+
+    @classmethod
+    def of_item(cls, item: ItemResult) -> Unit:
+        return cls(item.id, item.status, item.task.success_level, item.task.completion_rate)
+
+
+_TURN_LEVEL = {"passed": "success", "review": "partial", "failed": "failure"}
 
 
 def success_of(items: Sequence[ItemResult]) -> SuccessModel:
-    """Task success over ``task.success_level`` (SPEC 6).
+    """Task success over ``task.success_level`` (SPEC 6); see :func:`success_of_units`."""
+    return success_of_units([Unit.of_item(i) for i in items])
 
-    With S, P, F the evaluated items at success, partial, failure (E = S + P + F):
-    ``success_rate = (S + 0.5·P) / E``, ``pass_rate = (S + P) / E``. Items with
-    status ``error`` are excluded and counted in ``errors``; other items whose
-    ``success_level`` is ``None`` are counted in ``not_evaluated``. The interval
-    of ``success_rate`` treats a partial as half a success.
+
+def success_of_units(units: Sequence[Unit]) -> SuccessModel:
+    """Task success (SPEC 6).
+
+    With S, P, F the evaluated units at success, partial, failure (E = S + P + F):
+    ``success_rate = (S + 0.5·P) / E``, ``pass_rate = (S + P) / E``. Units with
+    status ``error`` are excluded and counted in ``errors``; other units whose
+    level is ``None`` are counted in ``not_evaluated``. The interval of
+    ``success_rate`` treats a partial as half a success; units are clustered by
+    item. ``avg_completion`` is the mean completion rate over the units that have one.
     """
-    ok = evaluated(items)
-    scored = [(i.id, i.task.success_level) for i in ok if i.task.success_level is not None]
+    ok = [u for u in units if u.status != "error"]
+    scored = [(u.cluster, u.level) for u in ok if u.level is not None]
     counts = Counter(level for _, level in scored)
-    rates = [i.task.completion_rate for i in ok if i.task.completion_rate is not None]
+    rates = [u.completion for u in ok if u.completion is not None]
+    mean = sum(rates) / len(rates) if rates else None
     return SuccessModel(
-        items=len(items), errors=len(items) - len(ok), not_evaluated=len(ok) - len(scored),
-        evaluated=len(scored), levels={lvl: counts.get(lvl, 0) for lvl in LEVEL_CREDIT},  # type: ignore[call-overload]
+        items=len(units), errors=len(units) - len(ok), not_evaluated=len(ok) - len(scored),
+        evaluated=len(scored), levels={lvl: counts.get(lvl, 0) for lvl in LEVEL_CREDIT},
         success_rate=rate((cid, LEVEL_CREDIT[lvl]) for cid, lvl in scored),
         pass_rate=rate((cid, float(lvl != "failure")) for cid, lvl in scored),
-        completion_rate_mean=sum(rates) / len(rates) if rates else None,
+        completion_rate_mean=mean, avg_completion=mean,
     )
+
+
+def outcome_units(run: RunData) -> dict[str, list[Unit]]:
+    """Per outcome class: each case that declares it, and each scenario turn that does (its
+    level follows the turn's verdict: passed → success, review → partial, failed → failure)."""
+    per: dict[str, list[Unit]] = {o: [] for o in OUTCOMES}
+    for item in run.items:
+        if item.kind == "case":
+            if item.outcome in per:
+                per[item.outcome].append(Unit.of_item(item))
+            continue
+        for t in item.turns:
+            if t.expected.outcome in per:
+                per[t.expected.outcome].append(
+                    Unit(item.id, t.status, _TURN_LEVEL.get(t.status)))
+    return per
 
 
 class SuccessFamily(Family[SuccessModel]):
@@ -59,8 +102,10 @@ class SuccessFamily(Family[SuccessModel]):
         return success_of(run.items)
 
     def summary(self, value: SuccessModel, metrics: RunMetrics) -> list[str]:
+        avg = "" if value.avg_completion is None else \
+            f" · avg_completion {value.avg_completion:.1%}"
         return [f"success: success_rate {pct(value.success_rate)} · pass_rate "
-                f"{pct(value.pass_rate)} ({value.evaluated} evaluated, {value.errors} "
+                f"{pct(value.pass_rate)}{avg} ({value.evaluated} evaluated, {value.errors} "
                 f"errors excluded, {value.not_evaluated} not evaluated)"]
 
 
@@ -73,18 +118,21 @@ class OutcomeClassesModel(MetricModel):
 
 
 class OutcomeClassesFamily(Family[OutcomeClassesModel]):
-    """:func:`success_of` per expected outcome class (ANSWERABLE … CONTROL).
+    """:func:`success_of_units` per expected outcome class (ANSWERABLE … CONTROL), over the
+    cases and the scenario turns that declare one (:func:`outcome_units`).
 
-    ``unclassified`` counts items without an outcome (scenarios, whose outcome is per turn).
+    ``unclassified`` counts the cases without an outcome and the scenarios none of whose
+    turns declares one.
     """
 
     key = "outcome_classes"
     model = OutcomeClassesModel
 
     def compute(self, run: RunData) -> OutcomeClassesModel:
-        per = {o: success_of([i for i in run.items if i.outcome == o]) for o in OUTCOMES}
-        return OutcomeClassesModel(
-            **per, unclassified=sum(1 for i in run.items if i.outcome not in OUTCOMES))
+        per = {o: success_of_units(u) for o, u in outcome_units(run).items()}
+        unclassified = sum(1 for i in run.items if i.outcome not in OUTCOMES and not any(
+            t.expected.outcome in OUTCOMES for t in i.turns))
+        return OutcomeClassesModel(**per, unclassified=unclassified)
 
 
 class ScopeModel(MetricModel):
@@ -100,10 +148,11 @@ class ScopeModel(MetricModel):
 
 
 class ScopeFamily(Family[ScopeModel]):
-    """Answer or decline: ANSWERABLE against OUT_OF_SCOPE items only.
+    """Answer or decline: ANSWERABLE against OUT_OF_SCOPE units only (cases, and scenario
+    turns that declare the outcome: :func:`outcome_units`).
 
-    With A = evaluated ANSWERABLE items, A✓ those correct (not failed),
-    O = evaluated OUT_OF_SCOPE items, O✓ those correct (declined) and
+    With A = evaluated ANSWERABLE units, A✓ those correct (not failed),
+    O = evaluated OUT_OF_SCOPE units, O✓ those correct (declined) and
     O✗ = O − O✓ (answered instead of declining):
 
     - ``in_scope_recall = A✓ / A``;
@@ -120,17 +169,19 @@ class ScopeFamily(Family[ScopeModel]):
     model = ScopeModel
 
     def compute(self, run: RunData) -> ScopeModel:
-        inside = [i for i in run.items if i.outcome in ("ANSWERABLE", "OUT_OF_SCOPE")]
-        ans = [i for i in evaluated(inside) if i.outcome == "ANSWERABLE"]
-        oos = [i for i in evaluated(inside) if i.outcome == "OUT_OF_SCOPE"]
-        a_ok = [i for i in ans if i.status != "failed"]
-        o_bad = [i for i in oos if i.status == "failed"]
+        per = outcome_units(run)
+        ans = [u for u in per["ANSWERABLE"] if u.status != "error"]
+        oos = [u for u in per["OUT_OF_SCOPE"] if u.status != "error"]
+        a_ok = [u for u in ans if u.status != "failed"]
+        o_bad = [u for u in oos if u.status == "failed"]
+        inside = len(per["ANSWERABLE"]) + len(per["OUT_OF_SCOPE"])
         return ScopeModel(
             answerable=len(ans), answerable_answered=len(a_ok),
             out_of_scope=len(oos), out_of_scope_answered=len(o_bad),
-            errors=len(inside) - len(ans) - len(oos),
-            excluded=sum(1 for i in run.items if i.outcome in ("HANDOFF_REQUIRED", "CONTROL")),
-            in_scope_recall=rate((i.id, float(i.status != "failed")) for i in ans),
-            answer_precision=rate([(i.id, 1.0) for i in a_ok] + [(i.id, 0.0) for i in o_bad]),
-            scope_accuracy=rate((i.id, float(i.status != "failed")) for i in ans + oos),
+            errors=inside - len(ans) - len(oos),
+            excluded=len(per["HANDOFF_REQUIRED"]) + len(per["CONTROL"]),
+            in_scope_recall=rate((u.cluster, float(u.status != "failed")) for u in ans),
+            answer_precision=rate([(u.cluster, 1.0) for u in a_ok]
+                                  + [(u.cluster, 0.0) for u in o_bad]),
+            scope_accuracy=rate((u.cluster, float(u.status != "failed")) for u in ans + oos),
         )

@@ -1,0 +1,89 @@
+"""Conversations as wholes: pass rate per flow family, how they ended, how much of the task
+they achieved."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from ..model.results import ItemResult
+from ._family import Family, MetricModel, PassRate, Rate, RunData, RunMetrics, pass_rate, pct, rate
+
+__all__ = ["FlowsFamily", "FlowsModel"]
+
+#: completion-rate buckets: none, under the default partial threshold, under the default
+#: success threshold, under full, full
+BUCKETS = ("0", "(0,0.5)", "[0.5,0.8)", "[0.8,1)", "1")
+
+
+def bucket(x: float) -> str:
+    if x <= 0:
+        return "0"
+    if x >= 1:
+        return "1"
+    return "(0,0.5)" if x < 0.5 else "[0.5,0.8)" if x < 0.8 else "[0.8,1)"
+
+
+class FlowsModel(MetricModel):
+    scenarios: int
+    #: per ``test_family`` of the scenarios ("(none)" without one): pass rate = passed /
+    #: evaluated scenarios (errors excluded and counted)
+    by_family: dict[str, PassRate]
+    #: every item's termination: completed, user_stop, agent_stop, max_turns, sut_error,
+    #: infra_error
+    termination: dict[str, int]
+    #: items stopped by a fault of ours (infra_error): excluded from every rate
+    infra_errors: int
+    #: items with a task, by completion-rate bucket (and "not evaluated")
+    completion: dict[str, int]
+    #: per task part name: done / decided (not_evaluated parts left out), by item
+    parts: dict[str, Rate]
+
+
+class FlowsFamily(Family[FlowsModel]):
+    """Whole conversations.
+
+    - ``by_family[f] = passed / (scenarios of family f that are not errors)``;
+    - ``termination``: how each item ended (a scripted one: completed, or stopped by an
+      error of the agent, ``sut_error``, or of ours, ``infra_error``);
+    - ``completion``: the items with a task per completion-rate bucket;
+    - ``parts[name] = done / decided`` over the items whose task has a part of that name.
+    """
+
+    key = "flows"
+    model = FlowsModel
+    order = 35
+
+    def compute(self, run: RunData) -> FlowsModel:
+        scenarios = [i for i in run.items if i.kind == "scenario"]
+        fams: dict[str, list[ItemResult]] = defaultdict(list)
+        for i in scenarios:
+            fams[i.test_family or "(none)"].append(i)
+        ends = Counter(i.termination for i in run.items)
+        tasks = [i for i in run.items if i.task.parts or i.task.reason_code == "needs_judge"]
+        comp = Counter(bucket(i.task.completion_rate) if i.task.completion_rate is not None
+                       else "not evaluated" for i in tasks)
+        parts: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        for i in run.items:
+            for p in i.task.parts:
+                if p.status != "not_evaluated":
+                    parts[p.name].append((i.id, float(p.status == "done")))
+        return FlowsModel(
+            scenarios=len(scenarios),
+            by_family={f: pass_rate(items) for f, items in sorted(fams.items())},
+            termination=dict(ends.most_common()),
+            infra_errors=ends.get("infra_error", 0),
+            completion={b: comp.get(b, 0) for b in (*BUCKETS, "not evaluated") if comp.get(b)},
+            parts={name: rate(v) for name, v in sorted(parts.items())},
+        )
+
+    def summary(self, value: FlowsModel, metrics: RunMetrics) -> list[str]:
+        if not value.scenarios and not value.completion:
+            return []
+        fams = ", ".join(f"{f} {pct(r)}" for f, r in value.by_family.items())
+        ends = ", ".join(f"{k} {n}" for k, n in value.termination.items())
+        lines = [f"flows: {value.scenarios} scenario(s); pass rate by family: {fams or '—'}",
+                 f"  ended: {ends}"]
+        if value.completion:
+            lines.append("  task completion: " + ", ".join(
+                f"{b} ×{n}" for b, n in value.completion.items()))
+        return lines
