@@ -211,6 +211,6 @@ async def evaluate_task(task: Task, dialog: Sequence[Utterance], status: r.ItemS
                             judge_calls=calls)
     got_level = level(task, status, rate)
     filled = sum(p.status == "done" for p in done)
-    return r.TaskResult(completion_rate=round(rate, 4), success_level=got_level,
+    return r.TaskResult(completion_rate=rate, success_level=got_level,
                         status="evaluated", reason=f"{filled} of {len(done)} part(s) done",
                         reason_code="task", parts=done, judge_calls=calls)
