@@ -245,4 +245,7 @@ def test_a_do_nothing_agent_fails_every_task(standalone, pytester) -> None:
     tasks = [c for c in record["cases"] if c["task"]["parts"]]
     assert len(tasks) >= 20
     assert {c["task"]["success_level"] for c in tasks} == {"failure"}
-    assert record["metrics"]["success"]["success_rate"]["value"] == 0.0
+    parts = [p for c in tasks for p in c["task"]["parts"]]
+    # the user gives the phone in the script, so those slots are filled; the agent's steps
+    # (apologise, record, …) are never done
+    assert {p["status"] for p in parts if p["kind"] == "step"} <= {"missing", "not_evaluated"}

@@ -75,11 +75,18 @@ example suite shows what a failing red line and a missed intent look like:
     PHONE_PROVIDED, intent 9 (BR-010; a missed intent in L2). With a space or
     dash after ``+86`` the number is found.
 
+One more gap is not deliberate but kept, because only a rule across turns
+sees it:
+
+(f) A complaint inside a business question (e.g. "你们这价格也太坑了，能便宜点
+    吗") is answered as the question, with the usual phone invitation and no
+    apology anywhere in the dialog (BR-018, a dialog_order rule).
+
 The example suite triggers them in NEGATIVE_FEEDBACK-003 (a),
 PRICE_NEGOTIATION-004 (b), PRICE_NEGOTIATION-003 (c), the scenario
-FLOW-KNOWLEDGE-003 (d) and PHONE_PROVIDED-014 (e), all tagged
-``known_defect``; those five items are expected to fail, every other item to
-pass.
+FLOW-KNOWLEDGE-003 (d), PHONE_PROVIDED-014 (e) and the scenario
+FLOW-CROSS-001 (f, at its second turn), all tagged ``known_defect``; those six
+items are expected to fail, every other item to pass.
 """
 
 from __future__ import annotations

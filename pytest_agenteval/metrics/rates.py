@@ -140,7 +140,9 @@ def rate_by_case(members: Iterable[tuple[str, float]], z: float = Z95) -> dict[s
     grouped: dict[str, list[float]] = defaultdict(list)
     for case_id, success in members:
         grouped[case_id].append(success)
-    return clustered_rate([(sum(v), len(v)) for v in grouped.values()], z)
+    # in the order of the ids: the items of an xdist run arrive in another order, and the
+    # float sums of the clustered interval must not depend on it
+    return clustered_rate([(sum(grouped[k]), len(grouped[k])) for k in sorted(grouped)], z)
 
 
 def _check_counts(counts: Sequence[tuple[int, int]]) -> None:

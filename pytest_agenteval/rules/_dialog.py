@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -27,6 +28,8 @@ __all__ = [
     "PARTY_ACTIONS",
     "Compiles",
     "ContactPatterns",
+    "DialogOrder",
+    "NotAfter",
     "find_contact_request",
     "find_party_action",
 ]
@@ -407,6 +410,16 @@ def _restates(text: str, m: re.Match[str], user: str, markers: re.Pattern[str] |
     return markers is not None and bool(markers.search(text[max(0, m.start() - 8):m.start()]))
 
 
+def first_move(p: Order, turn: TurnView, text: str) -> re.Match[str] | None:
+    """The first ``then`` phrase of ``text`` that is a move: not after a negation
+    (「不会再给您推荐了」), not the user's own words, not right after a ``restating`` marker."""
+    then = compile_any(p.then)
+    assert then is not None
+    user, markers = normalize(_user_text(turn)), compile_any(p.restating)
+    return next((m for m in then.finditer(text) if not negated(text, m.start())
+                 and not _restates(text, m, user, markers)), None)
+
+
 @rule("order", params=Order)
 def order(p: Order, turn: TurnView) -> RuleOutcome:
     """A ``first`` phrase appears before any ``then`` phrase (an apology before the lead move).
@@ -417,12 +430,9 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
     one appears with no ``first`` phrase before it.
     """
     text = normalize(turn.reply)
-    first, then = compile_any(p.first), compile_any(p.then)
-    assert first is not None and then is not None
-    # 「不会再给您推荐了」 is no marketing move, nor is repeating what the user complained about
-    user, markers = normalize(_user_text(turn)), compile_any(p.restating)
-    t = next((m for m in then.finditer(text) if not negated(text, m.start())
-              and not _restates(text, m, user, markers)), None)
+    first = compile_any(p.first)
+    assert first is not None
+    t = first_move(p, turn, text)
     if t is None:
         return RuleOutcome.not_applicable("no 'then' phrase in the reply")
     f = first.search(text)
@@ -453,3 +463,109 @@ def ends_politely(p: EndsPolitely, turn: TurnView) -> RuleOutcome:
         if not negated(text, m.start()):  # 「不再给您推荐了」 is a promise to stop
             return RuleOutcome.failed("keeps marketing after the user ended", m.group(0))
     return RuleOutcome.passed("closes without marketing")
+
+
+# -- across the dialog --------------------------------------------------------------------
+# What must hold across turns, not inside one reply; evaluated on every turn it applies to,
+# with the dialog so far, and failing at the turn that breaks it:
+# - dialog_order: once the user said something (since_user: a complaint), a first move (an
+#   apology) must come, in an earlier reply or earlier in this one, before any then move;
+# - not_after: once a trigger was said (the user ended, refused), no reply says a forbidden
+#   phrase again.
+# Both are generic: another business writes its own with params and ledger examples.
+
+Speaker = Literal["user", "agent", "any"]
+
+
+def _said_by(role: str, who: Speaker) -> bool:
+    return who == "any" or (who == "user") == (role == "user")
+
+
+def _earlier(turn: TurnView, who: Speaker) -> list[str]:
+    """Earlier messages of ``who``, oldest first (this turn's reply not included; this
+    turn's input is, for ``user`` and ``any``)."""
+    out = [normalize(h.get("content", "")) for h in turn.history
+           if _said_by(h.get("role", ""), who)]
+    if who in ("user", "any"):
+        out.append(normalize(turn.input))
+    return out
+
+
+class DialogOrder(Order):
+    #: the obligation starts at the first user message matching one of these (empty: at
+    #: the start of the dialog)
+    since_user: tuple[str, ...] = ()
+
+
+@rule("dialog_order", params=DialogOrder)
+def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
+    """Across the dialog: after the user said a ``since_user`` phrase, a ``first`` phrase (in
+    an earlier reply, or earlier in this one) comes before any ``then`` phrase of a reply.
+
+    Not applicable before the user said it, or when this reply makes no ``then`` move
+    (a negated one, or one repeating the user's words, is no move).
+    """
+    since = compile_any(p.since_user)
+    first = compile_any(p.first)
+    assert first is not None
+    messages = [(h.get("role", ""), normalize(h.get("content", ""))) for h in turn.history]
+    messages.append(("user", normalize(turn.input)))
+    start = 0
+    if since is not None:
+        hit = next((i for i, (role, text) in enumerate(messages)
+                    if role == "user" and since.search(text)), None)
+        if hit is None:
+            return RuleOutcome.not_applicable("the user has not said what starts the order")
+        start = hit
+    text = normalize(turn.reply)
+    move = first_move(p, turn, text)
+    if move is None:
+        return RuleOutcome.not_applicable("no 'then' move in the reply")
+    before = [t for role, t in messages[start:] if role == "assistant"]
+    done = next((m for t in before if (m := first.search(t))), None)
+    if done is not None:
+        return RuleOutcome.passed(f"{done.group(0)!r} came in an earlier reply",
+                                  move.group(0))
+    f = first.search(text)
+    if f is not None and f.start() < move.start():
+        return RuleOutcome.passed("in order", text[f.start(): move.end()])
+    return RuleOutcome.failed(f"{move.group(0)!r} before any of {list(p.first)} in the "
+                              "dialog", text[: move.end()])
+
+
+class NotAfter(Compiles):
+    #: once one of these was said (by ``trigger_by``), ``forbidden`` may not be said again
+    trigger: tuple[str, ...] = Field(min_length=1)
+    trigger_by: Speaker = "user"
+    forbidden: tuple[str, ...] = Field(min_length=1)
+    #: a user message after the trigger (this turn's input included) matching one of these
+    #: lifts the ban (the user asks for it again)
+    lifted_by: tuple[str, ...] = ()
+
+
+@rule("not_after", params=NotAfter)
+def not_after(p: NotAfter, turn: TurnView) -> RuleOutcome:
+    """Once a ``trigger`` phrase was said in the dialog (by ``trigger_by``; this turn's input
+    counts), the reply says no ``forbidden`` phrase (a negated one is not said).
+
+    Not applicable until the trigger was said, or once a user message since then says a
+    ``lifted_by`` phrase (the user asks for it again).
+    """
+    trigger, forbidden = compile_any(p.trigger), compile_any(p.forbidden)
+    assert trigger is not None and forbidden is not None
+    said = next((m for t in _earlier(turn, p.trigger_by) if (m := trigger.search(t))), None)
+    if said is None:
+        return RuleOutcome.not_applicable("the trigger was not said")
+    lift = compile_any(p.lifted_by)
+    if lift is not None:
+        users = _earlier(turn, "user")
+        at = next((i for i, t in enumerate(users) if trigger.search(t)), len(users))
+        asked = next((m for t in users[at:] if (m := lift.search(t))), None)
+        if asked is not None:
+            return RuleOutcome.not_applicable(f"the user asked again ({asked.group(0)!r})")
+    text = normalize(turn.reply)
+    bad = next((m for m in forbidden.finditer(text) if not negated(text, m.start())), None)
+    if bad is not None:
+        return RuleOutcome.failed(f"{bad.group(0)!r} after {said.group(0)!r} was said",
+                                  bad.group(0))
+    return RuleOutcome.passed(f"nothing forbidden after {said.group(0)!r}")
