@@ -32,6 +32,7 @@ from .taxonomy import Taxonomy
 if TYPE_CHECKING:
     from ._workers import WorkerLink
     from .judge import Judge
+    from .simulator import Simulator
 
 __all__ = ["Engine"]
 
@@ -46,7 +47,8 @@ class Engine:
 
     def __init__(self, make_adapter: Callable[[], Adapter], taxonomy: Taxonomy, concurrency: int,
                  turn_budget_s: float = 60.0, link: WorkerLink | None = None,
-                 make_judge: Callable[[], Judge | None] | None = None) -> None:
+                 make_judge: Callable[[], Judge | None] | None = None,
+                 make_simulator: Callable[[], Simulator | None] | None = None) -> None:
         self.taxonomy = taxonomy
         #: an xdist worker's journal of sent items (see :mod:`._workers`)
         self._link = link
@@ -64,12 +66,13 @@ class Engine:
         self._thread.start()
         self._adapter: Adapter | None = None
         self._judge: Judge | None = None
+        self._simulator: Simulator | None = None
         #: a judge is configured: an item that is not answered says so in its L3
         self._judged = make_judge is not None
         self._sem: asyncio.Semaphore | None = None
         self._closed = False
         try:
-            self._call(self._start(make_adapter, make_judge), timeout=120)
+            self._call(self._start(make_adapter, make_judge, make_simulator), timeout=120)
         except BaseException:
             self._stop_loop()
             raise
@@ -84,10 +87,12 @@ class Engine:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     async def _start(self, make_adapter: Callable[[], Adapter],
-                     make_judge: Callable[[], Judge | None] | None) -> None:
+                     make_judge: Callable[[], Judge | None] | None,
+                     make_simulator: Callable[[], Simulator | None] | None) -> None:
         self._sem = asyncio.Semaphore(self.concurrency)
         self._adapter = make_adapter()
         self._judge = make_judge() if make_judge is not None else None
+        self._simulator = make_simulator() if make_simulator is not None else None
 
     async def _run(self, key: str, plan: ItemPlan, trial: int) -> ItemResult:
         assert self._sem is not None and self._adapter is not None
@@ -106,7 +111,8 @@ class Engine:
                 self._link.sending(key)
             # an adapter's own exceptions are agent errors (run_plan); anything else raised
             # here is a fault of the plugin's, not the agent's: the item shows it
-            return await run_plan(plan, self._adapter, self.taxonomy, self._judge, trial)
+            return await run_plan(plan, self._adapter, self.taxonomy, self._judge, trial,
+                                  self._simulator)
 
     def submit(self, key: str, plan: ItemPlan,
                trial: int = 0) -> concurrent.futures.Future[ItemResult]:
@@ -182,8 +188,9 @@ class Engine:
         try:
             if self._adapter is not None and self._thread.is_alive():
                 self._call(asyncio.wait_for(self._adapter.aclose(), timeout=10), timeout=15)
-            if self._judge is not None and self._thread.is_alive():
-                self._call(asyncio.wait_for(self._judge.aclose(), timeout=10), timeout=15)
+            for service in (self._judge, self._simulator):
+                if service is not None and self._thread.is_alive():
+                    self._call(asyncio.wait_for(service.aclose(), timeout=10), timeout=15)
         finally:
             self._stop_loop()
 

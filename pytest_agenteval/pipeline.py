@@ -14,63 +14,135 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ._traceback import user_traceback
 from .adapters._clock import LoopClock, clock_of
 from .adapters.base import Adapter, AgentError, AgentReply, TurnRequest
+from .judge.client import Failure
 from .judge.service import JudgeMeter, TurnContext
 from .model import results as r
 from .plan import ItemPlan, TurnPlan
 from .rules._registry import TurnView
 from .rules.evaluate import BoundRule, RuleCrash, combine
+from .simulator import Move
 from .task import evaluate_task, transcript
 from .taxonomy import Taxonomy
 
 if TYPE_CHECKING:
     from .judge import Judge
+    from .model.cases import Simulate
+    from .simulator import Simulator
 
 __all__ = ["classified", "judge_intent", "run_plan", "start_failure"]
 
 
-async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy,
-                   judge: Judge | None = None, trial: int = 0) -> r.ItemResult:
-    """Run every turn in order on one conversation and judge each reply (the judge's call
-    of a turn starts as soon as its reply is in)."""
-    history = [dict(h) for h in plan.history]
-    conversation_id: str | None = None
-    turns: list[r.TurnResult] = []
-    clock = clock_of(asyncio.get_running_loop())
-    for index, turn in enumerate(plan.turns):
-        request = TurnRequest(turn.input, list(history), turn.knowledge, turn.extra,
-                              conversation_id, plan.id, index)
-        started = (time.perf_counter(), clock.observe())
+class _Conversation:
+    """One conversation with the agent: its history, its id, its turns so far."""
+
+    def __init__(self, plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy,
+                 judge: Judge | None, trial: int) -> None:
+        self.plan, self.adapter, self.taxonomy = plan, adapter, taxonomy
+        self.judge, self.trial = judge, trial
+        self.history = [dict(h) for h in plan.history]
+        self.conversation_id: str | None = None
+        self.turns: list[r.TurnResult] = []
+        self.clock = clock_of(asyncio.get_running_loop())
+
+    async def exchange(self, index: int, turn: TurnPlan) -> bool:
+        """Send one turn and judge the reply; ``False`` when the agent did not answer."""
+        request = TurnRequest(turn.input, list(self.history), turn.knowledge, turn.extra,
+                              self.conversation_id, self.plan.id, index)
+        started = (time.perf_counter(), self.clock.observe())
+        judged = self.judge is not None
         try:
-            reply = await adapter.send(request)
+            reply = await self.adapter.send(request)
         except AgentError as exc:
-            turns.append(error_turn(index, turn, exc.record(), _ms_since(started, clock),
-                                    judge is not None))
-            break
+            self.turns.append(error_turn(index, turn, exc.record(),
+                                         _ms_since(started, self.clock), judged))
+            return False
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
             raise
         except BaseException as exc:  # an adapter that raised anything else (SystemExit too)
-            turns.append(error_turn(index, turn, r.AgentError(
+            self.turns.append(error_turn(index, turn, r.AgentError(
                 kind="connection", detail=f"the adapter raised {type(exc).__name__}: {exc}",
-                traceback=user_traceback(exc)), _ms_since(started, clock), judge is not None))
+                traceback=user_traceback(exc)), _ms_since(started, self.clock), judged))
+            return False
+        latency = _ms_since(started, self.clock)
+        self.turns.append(await _judge_turn(index, turn, request, reply, latency,
+                                            self.taxonomy, self.judge, self.trial))
+        self.conversation_id = reply.conversation_id or self.conversation_id
+        self.history += [{"role": "user", "content": turn.input},
+                         {"role": "assistant", "content": reply.output}]
+        return True
+
+    async def result(self, termination: r.Termination | None = None,
+                     simulator: r.SimulatorRecord | None = None) -> r.ItemResult:
+        """The item's result, with its task judged over the whole dialog."""
+        plan, turns = self.plan, self.turns
+        task = None
+        if plan.task is not None:
+            status = r.worst(t.status for t in turns)
+            if status != "error":
+                task = await evaluate_task(plan.task, transcript(plan.messages, turns), status,
+                                           self.judge, self.trial, plan.task_situations)
+        return item_result(plan, turns, self.judge, task=task, termination=termination,
+                           simulator=simulator)
+
+
+async def run_plan(plan: ItemPlan, adapter: Adapter, taxonomy: Taxonomy,
+                   judge: Judge | None = None, trial: int = 0,
+                   simulator: Simulator | None = None) -> r.ItemResult:
+    """Run every turn in order on one conversation and judge each reply (the judge's call
+    of a turn starts as soon as its reply is in); a ``simulate:`` scenario is played by the
+    simulated user."""
+    convo = _Conversation(plan, adapter, taxonomy, judge, trial)
+    if plan.simulate is not None:
+        return await _simulated(convo, plan.simulate, simulator)
+    for index, turn in enumerate(plan.turns):
+        if not await convo.exchange(index, turn):
             break
-        latency = _ms_since(started, clock)
-        turns.append(await _judge_turn(index, turn, request, reply, latency, taxonomy,
-                                       judge, trial))
-        conversation_id = reply.conversation_id or conversation_id
-        history += [{"role": "user", "content": turn.input},
-                    {"role": "assistant", "content": reply.output}]
-    task = None
-    if plan.task is not None:
-        status = r.worst(t.status for t in turns)
-        if status != "error":
-            task = await evaluate_task(plan.task, transcript(plan.messages, turns), status,
-                                       judge, trial, plan.task_situations)
-    return item_result(plan, turns, judge, task=task)
+    return await convo.result()
+
+
+_ENDING: dict[str, r.Termination] = {"stop": "user_stop", "transfer": "agent_stop",
+                                     "out_of_scope": "agent_stop"}
+
+
+async def _simulated(convo: _Conversation, sim: Simulate,
+                     simulator: Simulator | None) -> r.ItemResult:
+    """The simulated user writes each message from the dialog so far, up to ``max_turns``."""
+    template = convo.plan.turns[0]
+    record = r.SimulatorRecord()
+    earlier: tuple[dict[str, Any] | None, ...] = ()
+    for index in range(sim.max_turns):
+        if index == 0 and sim.opening:
+            move = Move(sim.opening, "continue")
+        else:
+            asked = (await simulator.next(sim, convo.history, index) if simulator is not None
+                     else None)
+            record.calls += asked.calls if asked is not None else 0
+            if asked is None or isinstance(asked.value, Failure):
+                why = ("no simulator configured (simulator: or judge: in agenteval.yaml)"
+                       if asked is None else f"the simulated user failed: "
+                       f"{asked.value.reason}")  # type: ignore[union-attr]
+                convo.turns.append(error_turn(index, template, r.AgentError(
+                    kind="simulator", detail=why), 0.0, convo.judge is not None))
+                return await convo.result("infra_error", record)
+            move = asked.value
+        record.faults += [r.SimulatorFault(turn=index, kind=f, message=move.message[:200])
+                          for f in move.faults]
+        record.last_action = move.action
+        if not move.message:  # an ending with nothing more to say
+            return await convo.result(_ENDING.get(move.action, "completed"), record)
+        turn = replace(template, input=move.message, earlier_knowledge=earlier)
+        if not await convo.exchange(index, turn):
+            return await convo.result(None, record)
+        earlier = (*earlier, template.knowledge)
+        if move.action != "continue":
+            return await convo.result(_ENDING[move.action], record)
+    return await convo.result("max_turns", record)
 
 
 def _ms_since(started: tuple[float, float], clock: LoopClock) -> float:
@@ -197,7 +269,9 @@ async def _judge_turn(index: int, turn: TurnPlan, request: TurnRequest, reply: A
 
 
 def item_result(plan: ItemPlan, turns: list[r.TurnResult], judge: Judge | None = None,
-                judged: bool = False, task: r.TaskResult | None = None) -> r.ItemResult:
+                judged: bool = False, task: r.TaskResult | None = None,
+                termination: r.Termination | None = None,
+                simulator: r.SimulatorRecord | None = None) -> r.ItemResult:
     """The item's result from its turns: the worst verdict, the judge summary, the task
     success level (``task``: the task-completion layer's, when the item has a task), how the
     conversation ended."""
@@ -205,23 +279,25 @@ def item_result(plan: ItemPlan, turns: list[r.TurnResult], judge: Judge | None =
     return r.ItemResult(
         id=plan.id, kind=plan.kind, status=status, **plan.meta,
         history=plan.messages, judge=_judge_summary(plan, turns, judged or judge is not None),
-        turns=turns, turns_planned=len(plan.turns),
+        turns=turns,
         task=task if task is not None else _TASK_BY_STATUS[status],
-        termination=termination(turns),
+        termination=_termination(turns, termination), simulator=simulator,
+        turns_planned=plan.simulate.max_turns if plan.simulate else len(plan.turns),
     )
 
 
 #: error kinds that are ours (a rule type, a crashed worker's leftover), not the agent's
-INFRA_KINDS = frozenset({"rule", "not_resent"})
+INFRA_KINDS = frozenset({"rule", "not_resent", "simulator"})
 
 
-def termination(turns: list[r.TurnResult]) -> r.Termination:
-    """How a scripted conversation ended: every turn ran (``completed``), or an error of the
-    agent (``sut_error``) or of ours (``infra_error``) stopped it."""
+def _termination(turns: list[r.TurnResult], said: r.Termination | None) -> r.Termination:
+    """How a conversation ended: an error of the agent (``sut_error``) or of ours
+    (``infra_error``) stopped it; else as ``said`` (a simulated user's ending), else every
+    scripted turn ran (``completed``)."""
     error = next((t.error for t in turns if t.error is not None), None)
-    if error is None:
-        return "completed"
-    return "infra_error" if error.kind in INFRA_KINDS else "sut_error"
+    if error is not None:
+        return "infra_error" if error.kind in INFRA_KINDS else "sut_error"
+    return said or "completed"
 
 
 async def _l3(turn: TurnPlan, view: TurnView, judge: Judge | None,

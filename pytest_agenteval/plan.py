@@ -19,6 +19,7 @@ from .model.cases import (
     JudgeOverride,
     RuleSpec,
     Scenario,
+    Simulate,
     Task,
     TaskSlot,
     TaskStep,
@@ -95,6 +96,9 @@ class ItemPlan:
     task: Task | None = None
     #: the situation of each required task part that names one (slots first, then steps)
     task_situations: dict[tuple[str, int], BoundSituation] = field(default_factory=dict)
+    #: a simulated user plays this scenario; ``turns`` then holds one template turn (its
+    #: expectation, rules and judge wish) that every simulated turn takes
+    simulate: Simulate | None = None
 
     @functools.cached_property
     def messages(self) -> list[r.Message]:
@@ -176,6 +180,8 @@ def compile_case(case: Case, ledger: Ledger | None = None) -> ItemPlan:
 
 
 def compile_scenario(sc: Scenario, ledger: Ledger | None = None) -> ItemPlan:
+    if sc.simulate is not None:
+        return _compile_simulated(sc, sc.simulate, ledger)
     turns = []
     knowledge = sc.knowledge
     problems: list[tuple[tuple[str | int, ...], str]] = []
@@ -208,6 +214,17 @@ def compile_scenario(sc: Scenario, ledger: Ledger | None = None) -> ItemPlan:
     task = sc.outcome.task if sc.outcome else None
     return ItemPlan("scenario", sc.id, tuple(h.model_dump() for h in sc.history),
                     tuple(turns), _meta(sc, behaviors, None), task, _task_situations(task))
+
+
+def _compile_simulated(sc: Scenario, sim: Simulate, ledger: Ledger | None) -> ItemPlan:
+    template = TurnPlan(
+        input="", knowledge=sc.knowledge, extra=dict(sc.extra), expected=sim.expected,
+        rules=_ledger_rules(ledger, sim.expected, ("simulate",)), judge=_wish(sc.judge),
+        earlier_knowledge=())
+    behaviors = [sim.expected.behavior] if sim.expected.behavior else []
+    task = sc.outcome.task if sc.outcome else None
+    return ItemPlan("scenario", sc.id, tuple(h.model_dump() for h in sc.history), (template,),
+                    _meta(sc, behaviors, None), task, _task_situations(task), sim)
 
 
 def _task_situations(task: Task | None) -> dict[tuple[str, int], BoundSituation]:

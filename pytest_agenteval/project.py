@@ -150,6 +150,12 @@ class Project:
         return judge if judge is not None and judge.configured else None
 
     @property
+    def simulator_config(self) -> JudgeConfig | None:
+        """The simulated user's settings (the judge's where ``simulator:`` says nothing);
+        ``None`` when neither names a model."""
+        return self.config.model.simulator.resolved(self.config.model.judge)
+
+    @property
     def rubric(self) -> Rubric:
         """The judge's rubric (``judge.rubric`` under the rules folder, else the default)."""
         from .judge.rubric import load_rubric

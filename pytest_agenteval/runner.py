@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .judge import Judge
     from .model.results import AgentError, ItemResult
     from .project import Project
+    from .simulator import Simulator
 
 __all__ = ["Runner", "junit_properties", "preflight"]
 
@@ -114,6 +115,12 @@ class Runner:
         if self._cases and not self.config.option.collectonly:
             if self.role == "single":
                 preflight(self.project)
+                simulated = [i.nodeid for i in self._cases if i.plan.simulate is not None]
+                if simulated and self.project.simulator_config is None:
+                    raise pytest.UsageError(
+                        f"agenteval: {len(simulated)} simulated scenario(s) (e.g. "
+                        f"{simulated[0]}) need a model to play the user: add judge: or "
+                        "simulator: (model, base_url, api_key_env) to agenteval.yaml")
             _freeze_once()
             if self.link is not None:
                 self.link.on_stop = self._halt
@@ -173,7 +180,8 @@ class Runner:
             try:
                 self._engine = Engine(self._make_adapter, self.project.taxonomy,
                                       self.concurrency(), per_turn, self.link,
-                                      self._make_judge if judge is not None else None)
+                                      self._make_judge if judge is not None else None,
+                                      self._make_simulator)
             except Exception as exc:
                 self._engine_error = AgentError(
                     kind="connection",
@@ -208,6 +216,15 @@ class Runner:
         return Judge.from_config(cfg, self.project.rubric, self.project.taxonomy,
                                  self.project.rootdir,
                                  use_cache=not self.config.getoption("agenteval_no_cache"))
+
+    def _make_simulator(self) -> Simulator | None:
+        """The simulated user of ``simulate:`` scenarios (``None`` without a model for it)."""
+        cfg = self.project.simulator_config
+        if cfg is None:
+            return None
+        from .simulator import Simulator
+
+        return Simulator(cfg)
 
     def run(self, item: CaseItem) -> ItemResult:
         """Run (or wait for) ``item``'s conversation; submit what may run ahead first."""

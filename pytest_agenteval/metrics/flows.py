@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from pydantic import Field
+
 from ..model.results import ItemResult
 from ._family import Family, MetricModel, PassRate, Rate, RunData, RunMetrics, pass_rate, pct, rate
 
@@ -37,6 +39,9 @@ class FlowsModel(MetricModel):
     completion: dict[str, int]
     #: per task part name: done / decided (not_evaluated parts left out), by item
     parts: dict[str, Rate]
+    #: simulated scenarios, and the simulated user's own faults by kind (never the agent's)
+    simulated: int = 0
+    simulator_faults: dict[str, int] = Field(default_factory=dict)
 
 
 class FlowsFamily(Family[FlowsModel]):
@@ -67,7 +72,10 @@ class FlowsFamily(Family[FlowsModel]):
             for p in i.task.parts:
                 if p.status != "not_evaluated":
                     parts[p.name].append((i.id, float(p.status == "done")))
+        faults = Counter(f.kind for i in run.items if i.simulator for f in i.simulator.faults)
         return FlowsModel(
+            simulated=sum(1 for i in run.items if i.simulator is not None),
+            simulator_faults=dict(faults.most_common()),
             scenarios=len(scenarios),
             by_family={f: pass_rate(items) for f, items in sorted(fams.items())},
             termination=dict(ends.most_common()),
@@ -86,4 +94,8 @@ class FlowsFamily(Family[FlowsModel]):
         if value.completion:
             lines.append("  task completion: " + ", ".join(
                 f"{b} ×{n}" for b, n in value.completion.items()))
+        if value.simulated:
+            faults = ", ".join(f"{k} {n}" for k, n in value.simulator_faults.items())
+            lines.append(f"  simulated: {value.simulated} conversation(s); the simulated "
+                         f"user's own faults: {faults or 'none'}")
         return lines

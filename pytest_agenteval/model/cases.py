@@ -27,6 +27,7 @@ __all__ = [
     "Request",
     "RuleSpec",
     "Scenario",
+    "Simulate",
     "Task",
     "TaskSlot",
     "TaskStep",
@@ -243,15 +244,42 @@ class Outcome(Strict):
     task: Task | None = None
 
 
+class Simulate(Strict):
+    """A simulated user instead of scripted turns: an LLM plays the persona toward its goal."""
+
+    persona: str = Field(min_length=1)
+    goal: str = Field(min_length=1)
+    #: what the user knows and says only when the agent asks for it (a phone number …)
+    facts: dict[str, Json] = Field(default_factory=dict)
+    max_turns: int = Field(default=8, ge=1, le=50)
+    #: the first message (default: the simulator writes it)
+    opening: str | None = None
+    #: a message holding one of these ends the conversation that way (the token is cut)
+    stop_token: str = "###STOP###"
+    transfer_token: str = "###TRANSFER###"
+    out_of_scope_token: str = "###OUT_OF_SCOPE###"
+    #: the expectation of every simulated turn (its assertions switch ledger rules on)
+    expected: Expected = Field(default_factory=Expected)
+
+
 class Scenario(_Item):
-    """A multi-turn conversation; its turns run in order on one conversation."""
+    """A multi-turn conversation; its turns run in order on one conversation (or a
+    simulated user plays it: ``simulate:``)."""
 
     knowledge: dict[str, Json] | None = None
     history: list[HistoryItem] = Field(default_factory=list)
     extra: dict[str, Json] = Field(default_factory=dict)
-    turns: list[Turn] = Field(min_length=1)
+    turns: list[Turn] = Field(default_factory=list)
+    simulate: Simulate | None = None
     outcome: Outcome | None = None
     judge: JudgeOverride = Field(default_factory=JudgeOverride)
+
+    @model_validator(mode="after")
+    def _turns_or_simulate(self) -> Scenario:
+        if bool(self.turns) == (self.simulate is not None):
+            raise ValueError("give turns: (scripted) or simulate: (a simulated user), "
+                             "exactly one of them")
+        return self
 
 
 class CaseFileModel(Strict):

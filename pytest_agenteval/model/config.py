@@ -25,6 +25,7 @@ __all__ = [
     "PreflightError",
     "PrivacyConfig",
     "PythonTarget",
+    "SimulatorConfig",
     "TargetOptions",
     "strip_credentials",
 ]
@@ -254,6 +255,34 @@ class JudgeConfig(Strict):
         return bool(self.model)
 
 
+class SimulatorConfig(Strict):
+    """The LLM that plays the user of ``simulate:`` scenarios; every key defaults to the
+    judge's (its endpoint, key and model), the temperature to 0."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    concurrency: int | None = Field(default=None, ge=1)
+    timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    max_contract_retries: int = Field(default=2, ge=0, le=10)
+    output_mode: Literal["auto", "json_schema", "json_object", "text"] | None = None
+
+    def resolved(self, judge: JudgeConfig | None) -> JudgeConfig | None:
+        """As the client's settings (the judge's where not given); ``None`` without a model."""
+        model = self.model or (judge.model if judge else None)
+        if not model:
+            return None
+        base = judge.model_dump() if judge else {}
+        return JudgeConfig.model_validate({
+            **base, "model": model, "base_url": self.base_url or base.get("base_url"),
+            "api_key_env": self.api_key_env or base.get("api_key_env", "OPENAI_API_KEY"),
+            "temperature": self.temperature, "cache": None,
+            "concurrency": self.concurrency or base.get("concurrency", 16),
+            "timeout_s": self.timeout_s, "max_contract_retries": self.max_contract_retries,
+            "output_mode": self.output_mode or base.get("output_mode", "auto")})
+
+
 class PathsConfig(Strict):
     rules_dir: str = "rules"
     reports_dir: str = "reports"
@@ -270,6 +299,7 @@ class AgentEvalConfig(Strict):
     #: validated against the options of the adapter kind it names (see LoadedConfig.target)
     target: dict[str, Any] = Field(default_factory=lambda: {"adapter": "builtin"})
     judge: JudgeConfig | None = None
+    simulator: SimulatorConfig = Field(default_factory=SimulatorConfig)
     paths: PathsConfig = Field(default_factory=PathsConfig)
     language: Literal["zh", "en"] = "zh"
     privacy: PrivacyConfig = Field(default_factory=PrivacyConfig)

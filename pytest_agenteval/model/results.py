@@ -41,6 +41,8 @@ __all__ = [
     "RuleLogicResult",
     "RuleRow",
     "RuleStatus",
+    "SimulatorFault",
+    "SimulatorRecord",
     "SuccessLevel",
     "TaskPart",
     "TaskReason",
@@ -52,7 +54,8 @@ __all__ = [
 
 ItemStatus = Literal["passed", "failed", "review", "error"]
 RuleStatus = Literal["passed", "failed", "not_applicable", "error"]
-ErrorKind = Literal["timeout", "http_status", "bad_body", "connection", "rule", "not_resent"]
+ErrorKind = Literal["timeout", "http_status", "bad_body", "connection", "rule", "not_resent",
+                    "simulator"]
 JudgeStatus = Literal["passed", "review", "failed", "not_evaluated"]
 SuccessLevel = Literal["success", "partial", "failure"]
 #: why L2 was not evaluated on a turn
@@ -265,6 +268,23 @@ class TurnResult(_Result):
     rule_judge_calls: int = 0
 
 
+class SimulatorFault(_Frozen):
+    """A fault of the simulated user (never the agent's)."""
+
+    turn: int
+    kind: Literal["broke_character", "invented_fact", "stopped_early"]
+    message: str
+
+
+class SimulatorRecord(_Result):
+    """How the simulated user of a ``simulate:`` scenario played: its calls and faults."""
+
+    calls: int = 0
+    faults: list[SimulatorFault] = Field(default_factory=list)
+    #: the user's last action: continue (max_turns reached), stop, transfer, out_of_scope
+    last_action: str = "continue"
+
+
 class ItemResult(_Result):
     """One pytest item: a case (one turn) or a scenario (its turns, in order)."""
 
@@ -288,6 +308,8 @@ class ItemResult(_Result):
     judge: JudgeResult = NO_JUDGE
     task: TaskResult = Field(default_factory=TaskResult)
     termination: Termination = "completed"
+    #: a simulated scenario's user: calls and faults (``None`` for scripted items)
+    simulator: SimulatorRecord | None = None
     nodeid: str = ""
     file: str = ""
     line: int | None = None

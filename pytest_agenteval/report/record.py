@@ -73,6 +73,7 @@ def case_record(data: dict[str, Any]) -> dict[str, Any]:
         turn_latency_ms=[t["latency_ms"] for t in turns],
         judge=data["judge"],
         task=data["task"],
+        termination=data["termination"],
     )
     if is_case:
         record.update(_case_fields(turns[0], data["history"]), turns=turns)
@@ -86,6 +87,8 @@ def case_record(data: dict[str, Any]) -> dict[str, Any]:
             turns=turns,
             turns_planned=data["turns_planned"],
         )
+        if data.get("simulator") is not None:
+            record["simulator"] = data["simulator"]
     record.update(nodeid=data["nodeid"], file=data["file"], line=data["line"])
     if data["trial"] is not None:
         record.update(trial=data["trial"], trials=data["trials"])

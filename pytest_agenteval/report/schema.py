@@ -22,7 +22,9 @@ from ..model.results import (
     PairRef,
     RuleLogicResult,
     RuleRow,
+    SimulatorRecord,
     TaskResult,
+    Termination,
     TurnResult,
 )
 
@@ -142,6 +144,9 @@ class CaseRecord(_Doc):
     turn_latency_ms: list[float]
     judge: JudgeResult
     task: TaskResult
+    #: how the conversation ended (completed, user_stop, agent_stop, max_turns, sut_error,
+    #: infra_error)
+    termination: Termination
     rules: list[FlatRuleRow | RuleRow]
     intent: IntentResult | None
     failure_reasons: list[str]
@@ -156,6 +161,8 @@ class CaseRecord(_Doc):
     # a scenario only
     history: list[Message] | None = None
     turns_planned: int | None = None
+    # a simulated scenario only
+    simulator: SimulatorRecord | None = None
     # with --agenteval-repeat only
     trial: int | None = None
     trials: int | None = None

@@ -1,0 +1,145 @@
+"""A simulated user (``simulate:``) against the reference agent, played by a local
+OpenAI-compatible server through the real openai client."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from judge_server import JudgeServer, fenced_data, honest_scores
+
+from agents import by_id, read_record
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SIMULATED = """\
+scenarios:
+  - id: SIM-LEAD
+    knowledge:
+      carConfigInfo:
+        title: 2021款 大众朗逸
+        archives: {mileage: 3.37万公里}
+        price: {listPrice: 8.98万}
+    simulate:
+      persona: 谨慎的上班族，想买二手朗逸
+      goal: 问清价格，店家愿意核算就留下手机号，然后道别
+      facts: {phone: '13800000000'}
+      max_turns: 6
+    outcome:
+      task:
+        mode: slot
+        slots: [{name: phone, situation: user_gave_contact}]
+"""
+
+SCRIPT = [
+    {"message": "这车多少钱", "action": "continue"},
+    {"message": "13800000000", "action": "continue"},
+    {"message": "好的，再见", "action": "stop"},
+]
+
+
+def _user(script: list[dict[str, Any]]) -> Any:
+    """Plays the customer from ``script`` (by how many agent messages there are); judges
+    honestly otherwise."""
+
+    def play(body: dict[str, Any]) -> dict[str, Any]:
+        if "You play a customer" not in body["messages"][0]["content"]:
+            return honest_scores(body)
+        convo = fenced_data(body)["conversation"]
+        return script[sum(1 for m in convo if m["role"] == "agent")]
+
+    return play
+
+
+@pytest.fixture
+def simulated(standalone, pytester, monkeypatch):
+    monkeypatch.setenv("SIM_KEY", "k")
+
+    def make(server: JudgeServer, text: str = SIMULATED, extra: str = "") -> None:
+        root = standalone(f"target: {{adapter: builtin}}\njudge:\n  model: m\n  base_url: "
+                          f"{server.base_url}\n  api_key_env: SIM_KEY\n  cache: null\n{extra}",
+                          {"sim.yaml": text})
+        (root / "rules").mkdir()
+        for name in ("business-rules.yaml", "taxonomy.yaml"):  # no gate: not what this tests
+            shutil.copy(ROOT / "rules" / name, root / "rules" / name)
+
+    return make
+
+
+def test_a_simulated_conversation_runs_end_to_end(simulated, pytester) -> None:
+    with JudgeServer(score=_user(SCRIPT)) as server:
+        simulated(server)
+        result = pytester.runpytest("cases", "-v")
+        users = [c for c in server.chat_calls
+                 if "You play a customer" in c["body"]["messages"][0]["content"]]
+    assert result.ret == 0, result.stdout.str()
+    case = by_id(read_record(pytester.path))["SIM-LEAD"]
+    assert [t["input"] for t in case["turns"]] == ["这车多少钱", "138****0000", "好的，再见"]
+    assert all(t["reply"] for t in case["turns"])
+    assert case["termination"] == "user_stop"
+    assert case["simulator"] == {"calls": 3, "faults": [], "last_action": "stop"}
+    assert case["task"]["success_level"] == "success"
+    assert case["task"]["parts"][0]["turn"] == 1
+    # the ledger's rules and L3 apply to simulated turns as to scripted ones
+    rows = {(r["rule_id"], r["status"]) for r in case["turns"][2]["rules"]}
+    assert ("BR-009", "passed") in rows and ("BR-003", "passed") in rows
+    assert all(t["judge"]["status"] == "passed" for t in case["turns"])
+    assert len(users) == 3
+    # the agent's replies reach the simulator as fenced data, never as its instructions
+    last = users[-1]["body"]["messages"]
+    assert "留个手机号" not in last[0]["content"] and "<<<DATA " in last[1]["content"]
+    assert users[0]["body"]["temperature"] == 0
+
+
+def test_the_simulators_faults_are_its_own(simulated, pytester) -> None:
+    script = [{"message": "作为一个AI，我想问这车多少钱", "action": "continue"},
+              {"message": "我的手机13912345678", "action": "continue"},
+              {"message": "再见", "action": "stop"}]
+    with JudgeServer(score=_user(script)) as server:
+        simulated(server)
+        pytester.runpytest("cases")
+    case = by_id(read_record(pytester.path))["SIM-LEAD"]
+    kinds = [(f["turn"], f["kind"]) for f in case["simulator"]["faults"]]
+    assert kinds == [(0, "broke_character"), (1, "invented_fact")]
+    record = read_record(pytester.path)
+    assert record["metrics"]["flows"]["simulator_faults"] == {"broke_character": 1,
+                                                              "invented_fact": 1}
+
+
+def test_max_turns_ends_a_conversation_that_never_stops(simulated, pytester) -> None:
+    script = [{"message": "这车多少钱", "action": "continue"}] * 10
+    with JudgeServer(score=_user(script)) as server:
+        simulated(server, SIMULATED.replace("max_turns: 6", "max_turns: 3"))
+        pytester.runpytest("cases")
+    case = by_id(read_record(pytester.path))["SIM-LEAD"]
+    assert len(case["turns"]) == 3 and case["termination"] == "max_turns"
+    assert case["task"]["success_level"] == "failure"  # the phone never came
+
+
+def test_a_simulator_that_fails_is_an_infra_error_not_the_agents(simulated, pytester) -> None:
+    from judge_server import Step
+
+    with JudgeServer(score=_user(SCRIPT)) as server:
+        simulated(server, extra="  max_attempts: 1\n")
+        server.push(Step(content="说点什么"), Step(content="还是不合规"), Step(content="x"))
+        pytester.runpytest("cases")
+    case = by_id(read_record(pytester.path))["SIM-LEAD"]
+    assert case["status"] == "error" and case["termination"] == "infra_error"
+    assert case["error"]["kind"] == "simulator"
+    assert "the simulated user failed" in case["error"]["detail"]
+
+
+def test_a_simulated_scenario_without_a_model_is_a_usage_error(standalone, pytester) -> None:
+    standalone("target: {adapter: builtin}\n", {"sim.yaml": SIMULATED})
+    result = pytester.runpytest("cases")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*1 simulated scenario(s)*need a model to play the user*"])
+
+
+def test_turns_and_simulate_are_exclusive(standalone, pytester) -> None:
+    both = SIMULATED.replace("    simulate:", "    turns: [{input: hi}]\n    simulate:")
+    standalone("target: {adapter: builtin}\n", {"sim.yaml": both})
+    result = pytester.runpytest("cases")
+    result.stdout.fnmatch_lines(["*give turns: (scripted) or simulate: (a simulated user)*"])
