@@ -24,6 +24,14 @@ _PHONE = re.compile(
     r"(?<![0-9０-９])(?:\+?86[\s-]?)?[1１][3-9３-９](?:[\s-]?[0-9０-９]){9}(?![0-9０-９])"
 )
 
+#: a mobile number read out in Chinese digits (幺三八 一二三四 五六七八), as ASR and users
+#: write it; found only where a spoken 1 is followed by a spoken 3-9 (the quick check)
+_SPOKEN_DIGITS = "零〇一幺二两三四五六七八九"
+_SPOKEN_VALUE = dict(zip(_SPOKEN_DIGITS, "0011223456789", strict=True))
+_SPOKEN_START = re.compile(r"[一幺][\s\-]*[三四五六七八九]")
+_SPOKEN_PHONE = re.compile(
+    rf"(?<![{_SPOKEN_DIGITS}])[一幺][\s\-]*[三四五六七八九](?:[\s\-]*[{_SPOKEN_DIGITS}]){{9}}"
+    rf"(?![\s\-]*[{_SPOKEN_DIGITS}])")
 
 #: a string without a digit or an @ has nothing to mask (the common case: skip the regexes)
 _MAYBE = re.compile(r"[0-9０-９@]")
@@ -111,7 +119,11 @@ class Masker:
             value = _URL_CREDENTIALS.sub(r"\1***@", value)
         for secret in self._short_secrets:
             value = value.replace(secret, "***")
-        if not self.enabled or not _MAYBE.search(value):
+        if not self.enabled:
+            return value
+        if _SPOKEN_START.search(value):
+            value = _SPOKEN_PHONE.sub(self._spoken_phone, value)
+        if not _MAYBE.search(value):
             return value
         value = _EMAIL.sub(self._email, value)
         value = _ID_CARD.sub(self._id_card, value)
@@ -140,6 +152,13 @@ class Masker:
         digits = _digits(raw)[-11:]
         prefix = "+86 " if len(_digits(raw)) > 11 else ""
         return prefix + digits[:3] + "****" + digits[-4:]
+
+    def _spoken_phone(self, m: re.Match[str]) -> str:
+        spoken = "".join(c for c in m.group(0) if c in _SPOKEN_VALUE)
+        digits = "".join(_SPOKEN_VALUE[c] for c in spoken)
+        if m.group(0) in self.allow or digits in self.allow_digits:
+            return m.group(0)
+        return spoken[:3] + "****" + spoken[-4:]
 
     def data(self, value: Any) -> Any:
         """A masked, JSON-native copy, by type and never by key name.

@@ -202,3 +202,24 @@ def test_a_key_echoed_where_the_error_is_cut_leaks_no_part(project, pytester,
                  *(p.read_text("utf-8") for p in (pytester.path / "reports").glob("*/results.*"))]
     for text in artefacts:
         assert SECRET[:9] not in text
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("幺三八 一二三四 五六七八", "幺三八****五六七八"),
+    ("我电话一三九零零零零一二三四，谢谢", "我电话一三九****一二三四，谢谢"),
+    ("手机：幺三七-二二二二-三三三三", "手机：幺三七****三三三三"),
+])
+def test_a_mobile_number_read_out_in_chinese_digits_is_masked(text: str, masked: str) -> None:
+    assert Masker().text(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "一三八一二三四五六七八九零",   # twelve spoken digits: not a mobile number
+    "这车一三万", "幺三八", "一万三千八百", "二一三八一二三四五六七八",
+])
+def test_other_chinese_numbers_are_untouched(text: str) -> None:
+    assert Masker().text(text) == text
+
+
+def test_allow_list_keeps_a_spoken_test_number() -> None:
+    assert Masker(allow=["13812345678"]).text("幺三八一二三四五六七八") == "幺三八一二三四五六七八"
