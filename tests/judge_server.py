@@ -40,6 +40,9 @@ class Step:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     finish_reason: str = "stop"
+    #: served only to the chat completion whose fenced ``user_input`` is this text; the
+    #: judge's calls for several cases overlap, so a step meant for one case says which
+    for_input: str | None = None
 
 
 def asked_dims(body: dict[str, Any]) -> tuple[str, ...]:
@@ -119,7 +122,7 @@ class _Handler(JsonHandler):
         with owner.lock:
             owner.requests.append({"path": self.path, "body": body,
                                    "auth": self.headers.get("Authorization")})
-            step = owner.steps.pop(0) if owner.steps else None
+            step = owner.take_step(body)
         if self.path.endswith("/embeddings"):
             return self.send_json(200, owner.embeddings(body))
         if self.path.endswith("/moderations"):
@@ -188,6 +191,19 @@ class JudgeServer(LoopbackServer):
     def push(self, *steps: Step) -> None:
         with self.lock:
             self.steps.extend(steps)
+
+    def take_step(self, body: dict[str, Any]) -> Step | None:
+        """The first pushed step for this request (the caller holds the lock)."""
+        asked: str | None = None
+        for i, step in enumerate(self.steps):
+            if step.for_input is not None:
+                if asked is None:
+                    asked = str(fenced_data(body).get("user_input", "")) \
+                        if body.get("messages") else ""
+                if step.for_input != asked:
+                    continue
+            return self.steps.pop(i)
+        return None
 
     def default(self, body: dict[str, Any]) -> Step:
         fmt = (body.get("response_format") or {}).get("type")

@@ -145,13 +145,14 @@ def test_an_unevaluated_judge_is_counted_never_a_failure(judged, judge, pytester
     from judge_server import Step
 
     judged(judge_yaml="  max_contract_retries: 1\n")
-    judge.push(*[Step(content="不是 JSON")] * 2)
+    judge.push(*[Step(content="不是 JSON", for_input="你好")] * 2)  # GOOD's call and re-ask
     result = pytester.runpytest("cases", "-p", "xdist", "-n", "0")
     assert result.ret == 0
     record = read_record(pytester.path)
     statuses = {c["id"]: c["judge"]["status"] for c in record["cases"]}
     assert list(statuses.values()).count("not_evaluated") == 2  # OFF, and the broken one
     metrics = record["metrics"]["judge"]
+    assert statuses["GOOD"] == "not_evaluated"
     assert metrics["not_evaluated"] == {"contract_violation": 1}
     assert metrics["availability"]["value"] == pytest.approx(4 / 5)
     assert all(c["status"] != "failed" for c in record["cases"])
