@@ -44,7 +44,8 @@ class BuiltinAdapter:
         from ..demo.server import DemoServer
         from .http import HttpAdapter, make_session
 
-        self.server = DemoServer(latency_ms=target.latency_ms).start()
+        self.server = DemoServer(latency_ms=target.latency_ms,
+                                 fixed=frozenset(target.fixed_defects)).start()
         self.http = HttpAdapter(builtin_http_target(self.server.url, target),
                                 make_session(limits))
 

@@ -63,7 +63,7 @@ def _on_complaint(turn: _Turn) -> Reply | None:
             return _reply(_T["complaint.again"], "NEGATIVE_FEEDBACK")
         return None
     text = _T["complaint"]
-    if "投诉" in turn.text:  # deliberate defect (a)
+    if "投诉" in turn.text and turn.defect("a"):  # deliberate defect (a)
         text += _T["complaint.wechat"]
     return _reply(text, "NEGATIVE_FEEDBACK")
 
@@ -92,7 +92,7 @@ def _on_other_vehicle(turn: _Turn) -> Reply | None:
 
 
 def _on_price(turn: _Turn) -> Reply | None:
-    if _PRICE_PROMISE_TRIGGER in turn.text:  # deliberate defect (c)
+    if _PRICE_PROMISE_TRIGGER in turn.text and turn.defect("c"):  # deliberate defect (c)
         return _reply(_T["promise"] + _invite(turn, "promise"), "PRICE_NEGOTIATION")
     if _FINANCE.search(turn.text):
         return _reply(_T["finance"] + _invite(turn, "price"), "PRICE_NEGOTIATION")
@@ -102,7 +102,8 @@ def _on_price(turn: _Turn) -> Reply | None:
         return _reply(_T["offer"] + _invite(turn, "price"), "PRICE_NEGOTIATION")
     if not _PRICE.search(turn.text):
         return None
-    if turn.phone_given and _PRICE_CHEAPER.search(turn.text):  # deliberate defect (b)
+    # deliberate defect (b)
+    if turn.phone_given and _PRICE_CHEAPER.search(turn.text) and turn.defect("b"):
         return _reply(_T["price"] + _T["price.ask_again"], "PRICE_NEGOTIATION")
     return _reply(_T["price"] + _invite(turn, "price"), "PRICE_NEGOTIATION")
 
@@ -125,6 +126,8 @@ def _on_store(turn: _Turn) -> Reply | None:
 
 def _stale_mileage(turn: _Turn) -> str | None:
     """Deliberate defect (d): the mileage of an earlier reply, once the knowledge has none."""
+    if not turn.defect("d"):
+        return None
     if _lookup(turn.knowledge, _MILEAGE.path) is not None or not _BACK_REF.search(turn.text):
         return None
     if not _MILEAGE.pattern.search(turn.text):

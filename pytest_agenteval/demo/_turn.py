@@ -40,6 +40,12 @@ class _Turn:
     history: list[dict[str, str]]
     phone_given: bool
     refused: bool
+    #: deliberate defects switched off (``target.fixed_defects``): a "next release"
+    fixed: frozenset[str] = frozenset()
+
+    def defect(self, name: str) -> bool:
+        """Whether deliberate defect ``name`` (a–d) is on for this turn."""
+        return name not in self.fixed
 
     @property
     def may_ask(self) -> bool:

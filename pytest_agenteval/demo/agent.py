@@ -87,6 +87,9 @@ PRICE_NEGOTIATION-004 (b), PRICE_NEGOTIATION-003 (c), the scenario
 FLOW-KNOWLEDGE-003 (d), PHONE_PROVIDED-014 (e) and the scenario
 FLOW-CROSS-001 (f, at its second turn), all tagged ``known_defect``; those six
 items are expected to fail, every other item to pass.
+
+``fixed`` (``target.fixed_defects`` of a ``builtin`` target) switches (a)–(d)
+off: the same agent, one release later, for trying ``agenteval compare``.
 """
 
 from __future__ import annotations
@@ -135,13 +138,15 @@ _HANDLERS: tuple[_Handler, ...] = (
 )
 
 
-def respond(message: str, history: list[dict[str, str]], knowledge: dict[str, Any] | None) -> Reply:
+def respond(message: str, history: list[dict[str, str]], knowledge: dict[str, Any] | None,
+            fixed: frozenset[str] = frozenset()) -> Reply:
     """Answer one user message.
 
     Args:
         message: the user's current message.
         history: earlier turns, oldest first, ``{"role", "content"}`` each.
         knowledge: facts about the current vehicle and store, or None.
+        fixed: deliberate defects switched off (``{"a"}``: the next release fixed (a)).
 
     Returns:
         The reply text with the recognised intent code and label name.
@@ -154,6 +159,7 @@ def respond(message: str, history: list[dict[str, str]], knowledge: dict[str, An
         history=history,
         phone_given=any(_has_phone(u) for u in users),
         refused=any(_REFUSE.search(t) for t in (text, *map(_normalise, users))),
+        fixed=fixed,
     )
     for handler in _HANDLERS:
         result = handler(turn)

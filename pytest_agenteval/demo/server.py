@@ -22,8 +22,9 @@ __all__ = ["DemoServer", "JsonHandler", "handle"]
 PATH = "/api/chat"
 
 
-def handle(body: Any) -> tuple[int, dict[str, Any]]:
-    """Answer one request body; returns (HTTP status, JSON reply)."""
+def handle(body: Any, fixed: frozenset[str] = frozenset()) -> tuple[int, dict[str, Any]]:
+    """Answer one request body (with the deliberate defects ``fixed`` switched off);
+    returns (HTTP status, JSON reply)."""
     if not isinstance(body, dict) or not isinstance(body.get("input"), str):
         return 400, {"code": 400, "message": "body must be an object with a string 'input'"}
     history = body.get("chatHistory") or []
@@ -34,7 +35,7 @@ def handle(body: Any) -> tuple[int, dict[str, Any]]:
     knowledge = body.get("knowledge")
     if knowledge is not None and not isinstance(knowledge, dict):
         return 400, {"code": 400, "message": "knowledge must be an object or null"}
-    reply = respond(body["input"], history, knowledge)
+    reply = respond(body["input"], history, knowledge, fixed)
     cid = body.get("conversationId") or uuid.uuid4().hex[:12]
     data = {"reply": reply.reply, "intent": {"code": reply.intent_code, "name": reply.intent_name}}
     return 200, {"code": 0, "data": data, "conversationId": cid}
@@ -80,13 +81,14 @@ class _Handler(JsonHandler):
             return
         if self.server.latency_s:
             time.sleep(self.server.latency_s)
-        self.send_json(*handle(body))
+        self.send_json(*handle(body, self.server.fixed))
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
     latency_s: float = 0.0
+    fixed: frozenset[str] = frozenset()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         return None  # a client that hung up mid-request is not worth a traceback
@@ -95,9 +97,11 @@ class _Server(ThreadingHTTPServer):
 class DemoServer:
     """The reference agent on a loopback port, in a background thread."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0.0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0.0,
+                 fixed: frozenset[str] = frozenset()) -> None:
         self._server = _Server((host, port), _Handler)
         self._server.latency_s = latency_ms / 1000.0
+        self._server.fixed = fixed
         self._thread: threading.Thread | None = None
 
     @property

@@ -212,6 +212,9 @@ class BuiltinTarget(TargetOptions):
 
     adapter: Literal["builtin"]
     latency_ms: float = Field(default=0.0, ge=0, le=60_000)
+    #: deliberate defects of the reference agent switched off, e.g. ``[a]``: "the next
+    #: release", to try ``agenteval compare`` on (see demo/agent.py)
+    fixed_defects: list[Literal["a", "b", "c", "d"]] = Field(default_factory=list)
 
     takes_url: ClassVar[bool] = True
 
