@@ -60,6 +60,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="under -n with --dist load: 'owned' gives each worker a fixed share "
                     "of the case items so it can run them ahead (default); 'off' keeps "
                     "xdist's own scheduler and runs items as they arrive.")
+    group.addoption("--agenteval-lang", choices=("zh", "en"), default=None,
+                    help="language of report.html and of the pytest-html and compare pages "
+                    "(default: language: in agenteval.yaml, else zh).")
     parser.addini("agenteval_paths", type="paths",
                   help="folders (relative to the rootdir) whose YAML files are case files; "
                   "setting it turns the plugin on.", default=[])

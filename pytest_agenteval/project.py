@@ -178,6 +178,13 @@ class Project:
         p = Path(path)
         return p if p.is_absolute() else base / p
 
+    def rule_titles(self) -> dict[str, str]:
+        """Each ledger rule's title by its id (none when the ledger cannot be loaded)."""
+        try:
+            return {r.spec.id: r.spec.title for r in self.ledger.rules}
+        except Exception:  # a broken ledger is reported where it is loaded
+            return {}
+
     def labels(self) -> list[str] | None:
         """The taxonomy's labels, or ``None`` when there is none (or it is broken)."""
         from .model import MultiSourceError

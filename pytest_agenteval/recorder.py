@@ -9,6 +9,7 @@ collected, and at the end computes the metrics, decides the gate, writes
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from .metrics import RunMetrics
     from .model.gates import GateResult
     from .project import Project
+    from .report.digest import Digest
     from .report.record import RunRecorder
 
 __all__ = ["Recorder"]
@@ -49,7 +51,9 @@ class Recorder:
         self.completeness: Completeness | None = None
         self.gate: GateResult | None = None
         self.results_path: str | None = None
+        self.report_path: str | None = None
         self._writer: RunRecorder | None = None
+        self._digest: Digest | None = None
         self._t0 = time.perf_counter()
 
     @property
@@ -59,6 +63,21 @@ class Recorder:
 
             self._writer = RunRecorder(self._reports_dir())
         return self._writer
+
+    @property
+    def digest(self) -> Digest:
+        """The cases as report.html carries them, folded as they arrive."""
+        if self._digest is None:
+            from .report.digest import Digest
+
+            self._digest = Digest()
+        return self._digest
+
+    @property
+    def lang(self) -> str:
+        """The reports' language: ``--agenteval-lang``, else ``language:`` of agenteval.yaml."""
+        return str(self.config.getoption("agenteval_lang", None)
+                   or self.project.config.model.language)
 
     def _reports_dir(self) -> Path:
         """``--agenteval-reports-dir`` is relative to where pytest was started (like
@@ -146,13 +165,17 @@ class Recorder:
         if nodeid in self.lines:
             self.duplicates.append(nodeid)
         record = case_record(payload)
-        self.lines[nodeid] = self.writer.append(record)
         hook = self.config.hook.pytest_agenteval_case_result
+        item = None
         if hook.get_hookimpls():
             item = self.results[nodeid] = ItemResult.model_validate(payload)
-            hook(config=self.config, result=record, item=item)
         else:
             self.payloads[nodeid] = payload
+        # kept before it is written: a Ctrl-C from here on still finds it at the end
+        self.lines[nodeid] = self.writer.append(record)
+        self.digest.add(record)
+        if item is not None:
+            hook(config=self.config, result=record, item=item)
 
     def _validated(self) -> list[ItemResult]:
         """Every result, in the order the items reported."""
@@ -199,7 +222,9 @@ class Recorder:
                                    self._subset())
                      if gates else not_configured())
         self._junit_gate()
-        self.results_path = str(self._write(items))
+        doc = self._document(items)
+        self.results_path = str(self.writer.finish(doc, list(self.lines.values())))
+        self._write_report(doc)
         mode = str(self.config.getoption("agenteval_exit"))
         if gates is None:
             mode = "items"  # no gate to decide: the items do
@@ -229,20 +254,44 @@ class Recorder:
         for reason in self.gate.reasons:
             xml.add_global_property("agenteval_gate_reason", self.project.masker.text(reason))
 
-    def _write(self, items: list[ItemResult]) -> Path:
+    def _document(self, items: list[ItemResult]) -> dict[str, Any]:
+        """``results.json`` but its ``cases`` (the records, as written to results.jsonl)."""
         assert self.metrics is not None and self.completeness is not None
         assert self.gate is not None
         from .metrics.judge import review_queue
 
-        doc = {
+        return {
             "run": self._run_meta(items),
-            "cases": None,  # the records, as written to results.jsonl
+            "cases": None,
             "metrics": self.metrics.to_json(),
             "review_queue": review_queue(items),
             "gate": self.gate.model_dump(mode="json"),
             "completeness": self.completeness.model_dump(mode="json"),
         }
-        return self.writer.finish(doc, list(self.lines.values()))
+
+    def _write_report(self, doc: dict[str, Any]) -> None:
+        """``report.html`` beside results.json; a report that cannot be made is said on
+        stderr and costs nothing else (the record is written)."""
+        from .report.html import write_report
+
+        run_dir = self.writer.run_dir
+        if run_dir is None:
+            return
+        path = run_dir / "report.html"
+        try:
+            digest = self.digest
+            if len(digest.cases) != len(self.lines):  # a Ctrl-C fell between the two
+                from .report.digest import Digest
+
+                digest = Digest()
+                for line in self.lines.values():
+                    digest.add(json.loads(line))
+            write_report(path, doc, digest, self.lang, self.project.rule_titles())
+        except Exception as exc:  # a report is a view: never worth the run's exit status
+            sys.stderr.write(f"agenteval: report.html could not be written "
+                             f"({type(exc).__name__}: {clip(str(exc), 300)})\n")
+            return
+        self.report_path = str(path)
 
     def _completeness(self, session: pytest.Session, exitstatus: int) -> Completeness:
         expected = self.expected or []
@@ -318,3 +367,5 @@ class Recorder:
         for line in summary_lines(self.metrics, self.completeness, self.results_path,
                                   self.gate):
             terminalreporter.write_line(line)
+        if self.report_path:
+            terminalreporter.write_line(f"report: {self.report_path}")
