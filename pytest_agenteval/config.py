@@ -56,7 +56,8 @@ class LoadedConfig:
         """What would make every agent call fail, found before the first one.
 
         Unset environment variables under ``target:``, then the adapter kind's own
-        check (an unimportable ``callable``, an unset ``api_key_env``).
+        check (an unimportable ``callable``, an unset ``api_key_env``), then the judge's
+        and the simulator's (see :meth:`judge_preflight`, :meth:`simulator_preflight`).
         """
         if self.unset:
             return list(self.unset)
@@ -64,7 +65,7 @@ class LoadedConfig:
             self.target.preflight(rootdir)
         except PreflightError as exc:
             return [SourceError(self.at("target", exc.field), exc.message, f"target.{exc.field}")]
-        return self.judge_preflight()
+        return self.judge_preflight() + self.simulator_preflight()
 
     def judge_preflight(self, env: Mapping[str, str] | None = None) -> list[SourceError]:
         """What would make every judge call fail: an unset variable in ``judge.base_url``
@@ -73,21 +74,50 @@ class LoadedConfig:
         if judge is None or not judge.configured:
             return []
         environ = os.environ if env is None else env
+        fields = {"model": judge.model, "base_url": judge.base_url}
+        return self._unset_vars("judge", fields, environ) + self._unset_key(
+            "judge", judge.api_key_env, environ, "export the judge's API key in it (any "
+            "non-empty value for a local server), or remove judge: to run without the judge")
+
+    def simulator_preflight(self, env: Mapping[str, str] | None = None) -> list[SourceError]:
+        """What would make every call of the simulated user fail, whether or not the run
+        has ``simulate:`` scenarios (as for the judge): an unset variable in
+        ``simulator.model`` or ``simulator.base_url``, an unset key. A key that is the
+        judge's (``simulator.api_key_env`` not given, or the same name) is the judge's
+        check."""
+        sim, judge = self.model.simulator, self.model.judge
+        resolved = sim.resolved(judge)
+        if resolved is None:
+            return []
+        environ = os.environ if env is None else env
+        errors = self._unset_vars("simulator", {"model": sim.model, "base_url": sim.base_url},
+                                  environ)
+        if judge is not None and judge.configured and judge.api_key_env == resolved.api_key_env:
+            return errors
+        return errors + self._unset_key(
+            "simulator", resolved.api_key_env, environ, "export the simulated user's API key "
+            "in it (any non-empty value for a local server), or name another variable in "
+            "simulator.api_key_env")
+
+    def _unset_vars(self, section: str, fields: Mapping[str, str | None],
+                    environ: Mapping[str, str]) -> list[SourceError]:
+        """A located error for each of ``fields`` whose ``${VAR}`` is unset."""
         errors = []
-        for field in ("model", "base_url"):
-            value = getattr(judge, field) or ""
-            unset = [m.group(1) for m in _VAR.finditer(value) if m.group(1) not in environ]
+        for field, value in fields.items():
+            unset = [m.group(1) for m in _VAR.finditer(value or "") if m.group(1) not in environ]
             if unset:
                 errors.append(SourceError(
-                    self.at("judge", field), f"environment variable {unset[0]} is not set; "
-                    f"export it or write ${{{unset[0]}:-default}}", f"judge.{field}"))
-        if not environ.get(judge.api_key_env):
-            errors.append(SourceError(
-                self.at("judge", "api_key_env"), f"environment variable {judge.api_key_env} "
-                "is not set; export the judge's API key in it (any non-empty value for a "
-                "local server), or remove judge: to run without the judge",
-                "judge.api_key_env"))
+                    self.at(section, field), f"environment variable {unset[0]} is not set; "
+                    f"export it or write ${{{unset[0]}:-default}}", f"{section}.{field}"))
         return errors
+
+    def _unset_key(self, section: str, key_env: str, environ: Mapping[str, str],
+                   fix: str) -> list[SourceError]:
+        """A located error when the variable ``section.api_key_env`` names is unset or empty."""
+        if environ.get(key_env):
+            return []
+        return [SourceError(self.at(section, "api_key_env"), f"environment variable {key_env} "
+                            f"is not set; {fix}", f"{section}.api_key_env")]
 
 
 def interpolate(data: Any, path: tuple[str | int, ...], doc: YamlDoc,
@@ -171,7 +201,8 @@ def load_config(rootdir: Path, explicit: str | None = None, target_url: str | No
         raise ConfigError(str(exc)) from None
     if target_url:
         target = _override_url(target, target_url, doc)
-    for section in (target, model.judge):
+    # the simulator's own key, or the default one it reads without a judge
+    for section in (target, model.judge, model.simulator.resolved(model.judge)):
         key_env = getattr(section, "api_key_env", None)
         if key_env and environ.get(key_env):
             secrets.add(environ[key_env])  # an API key read by name is a secret too

@@ -8,10 +8,10 @@ its own future. Which items a process may submit ahead is decided by a
 :class:`~.scheduling.Prefetch` policy, so that under xdist no conversation is
 ever sent twice and none is sent for an item this process will not run.
 
-Every wait is bounded: an item that has not finished ``budget_s`` seconds
-after it started (its agent calls are bounded by their own timeouts, so only
-a rule or an adapter that blocks the loop gets here), or whose loop thread
-died, becomes an ``error`` result instead of a hang.
+Every wait is bounded: an item that has not finished its :class:`Budget`
+after it started (its agent, judge and simulator calls are bounded by their own
+timeouts, so only a rule or an adapter that blocks the loop gets here), or
+whose loop thread died, becomes an ``error`` result instead of a hang.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .adapters.base import Adapter
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from .judge import Judge
     from .simulator import Simulator
 
-__all__ = ["Engine"]
+__all__ = ["Budget", "Engine"]
 
 T = TypeVar("T")
 #: how often a waiting ``result()`` wakes: to check that the loop thread is alive, and to
@@ -42,18 +43,37 @@ T = TypeVar("T")
 _POLL_S = 0.1
 
 
+@dataclass(frozen=True)
+class Budget:
+    """How long an item may take, in seconds: each turn (the agent's call and the judge's
+    on it), each simulator call, the task's one judge call."""
+
+    turn_s: float = 60.0
+    simulator_call_s: float = 0.0
+    task_call_s: float = 0.0
+
+    def of(self, plan: ItemPlan) -> float:
+        """``plan``'s budget: its scripted turns, or a simulated plan's ``max_turns`` each
+        with its simulator call; and its task's judge call."""
+        if plan.simulate is not None:
+            turns = plan.simulate.max_turns * (self.turn_s + self.simulator_call_s)
+        else:
+            turns = len(plan.turns) * self.turn_s
+        return turns + (self.task_call_s if plan.task is not None else 0.0)
+
+
 class Engine:
     """Runs :class:`ItemPlan` conversations concurrently on a private event loop."""
 
     def __init__(self, make_adapter: Callable[[], Adapter], taxonomy: Taxonomy, concurrency: int,
-                 turn_budget_s: float = 60.0, link: WorkerLink | None = None,
+                 budget: Budget | None = None, link: WorkerLink | None = None,
                  make_judge: Callable[[], Judge | None] | None = None,
                  make_simulator: Callable[[], Simulator | None] | None = None) -> None:
         self.taxonomy = taxonomy
         #: an xdist worker's journal of sent items (see :mod:`._workers`)
         self._link = link
         self.concurrency = max(1, concurrency)
-        self.turn_budget_s = turn_budget_s
+        self.budget = budget or Budget()
         self._futures: dict[str, concurrent.futures.Future[ItemResult]] = {}
         self._started: dict[str, float] = {}
         #: coroutines handed to the loop and not started yet (closed if the loop dies first)
@@ -141,7 +161,7 @@ class Engine:
     def result(self, key: str, plan: ItemPlan, trial: int = 0) -> ItemResult:
         """Wait for ``plan``'s result (submitting it now if nobody did), boundedly."""
         fut = self.submit(key, plan, trial)
-        budget = self.turn_budget_s * len(plan.turns)
+        budget = self.budget.of(plan)
         while True:
             try:
                 return fut.result(timeout=_POLL_S)

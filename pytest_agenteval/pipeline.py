@@ -286,17 +286,13 @@ def item_result(plan: ItemPlan, turns: list[r.TurnResult], judge: Judge | None =
     )
 
 
-#: error kinds that are ours (a rule type, a crashed worker's leftover), not the agent's
-INFRA_KINDS = frozenset({"rule", "not_resent", "simulator"})
-
-
 def _termination(turns: list[r.TurnResult], said: r.Termination | None) -> r.Termination:
     """How a conversation ended: an error of the agent (``sut_error``) or of ours
     (``infra_error``) stopped it; else as ``said`` (a simulated user's ending), else every
     scripted turn ran (``completed``)."""
     error = next((t.error for t in turns if t.error is not None), None)
     if error is not None:
-        return "infra_error" if error.kind in INFRA_KINDS else "sut_error"
+        return "infra_error" if error.kind in r.INFRA_KINDS else "sut_error"
     return said or "completed"
 
 

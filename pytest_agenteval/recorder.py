@@ -104,7 +104,7 @@ class Recorder:
             if expected:
                 from .runner import preflight
 
-                preflight(self.project)  # before the first item is sent to a worker
+                preflight(self.project, expected)  # before the first item is sent to a worker
                 self._check_reports_dir()
             self.expected = expected  # (a run stopped by the preflight records nothing)
 

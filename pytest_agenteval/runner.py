@@ -10,8 +10,9 @@ from __future__ import annotations
 import gc
 import json
 import math
+import re
 import sys
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -23,33 +24,74 @@ from .scheduling import Mode, Prefetch
 
 if TYPE_CHECKING:
     from .adapters import Adapter
-    from .engine import Engine
+    from .engine import Budget, Engine
     from .judge import Judge
     from .model.results import AgentError, ItemResult
     from .project import Project
     from .simulator import Simulator
+    from .yamlio import SourceError
 
 __all__ = ["Runner", "junit_properties", "preflight"]
 
 
-def preflight(project: Project) -> None:
+def preflight(project: Project, nodeids: Sequence[str] = ()) -> None:
     """Stop with one usage error before any agent call when every call would fail (the
-    target's, or the judge's, or the judge's rubric is broken)."""
+    target's, the judge's or the simulator's, or the judge's rubric is broken), or when
+    a simulated scenario among ``nodeids`` (the run's case and scenario items) has no
+    model to play its user. The same in the single process and on the xdist controller."""
     from .model import MultiSourceError
     from .yamlio import SourceError
 
     errors = project.config.preflight(project.rootdir)
     if errors:
         lines = "\n".join(str(e) for e in errors)
-        who = "judge" if all(e.field.startswith("judge.") for e in errors if e.field) \
-            else "target"
-        raise pytest.UsageError(f"agenteval: the {who} cannot be called:\n{lines}")
+        raise pytest.UsageError(f"agenteval: {_whom(errors)} cannot be called:\n{lines}")
     if project.judge_config is not None:
         try:
             _ = project.rubric
         except (SourceError, MultiSourceError) as exc:
             raise pytest.UsageError(f"agenteval: the judge's rubric cannot be used:\n{exc}") \
                 from None
+    simulated = _simulated(project, nodeids) if project.simulator_config is None else []
+    if simulated:
+        raise pytest.UsageError(
+            f"agenteval: {len(simulated)} simulated scenario(s) (e.g. {simulated[0]}) need a "
+            "model to play the user: add judge: or simulator: (model, base_url, api_key_env) "
+            "to agenteval.yaml")
+
+
+def _whom(errors: Sequence[SourceError]) -> str:
+    """Who cannot be called, from the sections of the errors' fields: ``the target``,
+    ``the judge and the simulator`` …"""
+    sections = dict.fromkeys((e.field or "target").split(".", 1)[0] for e in errors)
+    return " and ".join(f"the {name}" for name in sections)
+
+
+_TRIAL = re.compile(r"\[t\d+\]$")
+
+
+def _simulated(project: Project, nodeids: Sequence[str]) -> list[str]:
+    """The simulated scenarios among ``nodeids``. Their case files are read again (the
+    xdist controller has no items): only those that mention ``simulate``, and a file that
+    cannot be loaded is its own item's error."""
+    from .model import MultiSourceError
+    from .yamlio import SourceError
+
+    by_file: dict[str, list[str]] = {}
+    for nodeid in nodeids:
+        file, _, name = nodeid.partition("::")
+        by_file.setdefault(file, []).append(name)
+    out = []
+    for file, names in by_file.items():
+        path = project.rootdir / file
+        try:
+            if "simulate" not in path.read_text(encoding="utf-8"):
+                continue
+            ids = {plan.id for plan, _ in project.load_case_file(path) if plan.simulate}
+        except (OSError, UnicodeDecodeError, SourceError, MultiSourceError):
+            continue
+        out += [f"{file}::{n}" for n in names if _TRIAL.sub("", n) in ids]
+    return out
 
 
 def _freeze_once() -> None:
@@ -101,11 +143,15 @@ class Runner:
 
     def concurrency(self) -> int:
         option: int | None = self.config.getoption("agenteval_concurrency")
-        total: int = option or self.project.config.target.concurrency
-        if self.role == "worker":
-            workers = int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
-            return max(1, math.ceil(total / workers))
-        return total
+        return self._shared(option or self.project.config.target.concurrency)
+
+    def _shared(self, total: int) -> int:
+        """This process's share of a run's concurrency (the target's, ``judge.concurrency``,
+        ``simulator.concurrency``): all of it, or a worker's part of it under xdist."""
+        if self.role != "worker":
+            return total
+        workers = int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+        return max(1, math.ceil(total / workers))
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -114,13 +160,7 @@ class Runner:
         self._cases = [i for i in session.items if isinstance(i, CaseItem)]
         if self._cases and not self.config.option.collectonly:
             if self.role == "single":
-                preflight(self.project)
-                simulated = [i.nodeid for i in self._cases if i.plan.simulate is not None]
-                if simulated and self.project.simulator_config is None:
-                    raise pytest.UsageError(
-                        f"agenteval: {len(simulated)} simulated scenario(s) (e.g. "
-                        f"{simulated[0]}) need a model to play the user: add judge: or "
-                        "simulator: (model, base_url, api_key_env) to agenteval.yaml")
+                preflight(self.project, [i.nodeid for i in self._cases])
             _freeze_once()
             if self.link is not None:
                 self.link.on_stop = self._halt
@@ -170,16 +210,10 @@ class Runner:
             from .engine import Engine
             from .model.results import AgentError
 
-            target = self.project.config.target
-            per_turn = target.timeout_s * (target.retries + 1) + 8.0 * target.retries + 30.0
             judge = self.project.judge_config
-            if judge is not None:  # the judge's asks (L3 and a judge-based rule or two),
-                # each with its re-asks and retries
-                per_turn += 2 * (judge.max_contract_retries + 1) * (judge.timeout_s
-                                                                    + judge.retry_budget_s)
             try:
                 self._engine = Engine(self._make_adapter, self.project.taxonomy,
-                                      self.concurrency(), per_turn, self.link,
+                                      self.concurrency(), self._budget(), self.link,
                                       self._make_judge if judge is not None else None,
                                       self._make_simulator)
             except Exception as exc:
@@ -187,6 +221,18 @@ class Runner:
                     kind="connection",
                     detail=f"could not start the target adapter: {type(exc).__name__}: {exc}")
         return self._engine
+
+    def _budget(self) -> Budget:
+        """An item's time: the agent's call of each turn with its retries; the judge's asks
+        of a turn (L3 and a judge-based rule or two), of a task, and the simulator's, each
+        with its re-asks and retries."""
+        from .engine import Budget
+
+        target = self.project.config.target
+        per_turn = target.timeout_s * (target.retries + 1) + 8.0 * target.retries + 30.0
+        judge, simulator = self.project.judge_config, self.project.simulator_config
+        task = judge.ask_budget_s if judge is not None else 0.0
+        return Budget(per_turn + 2 * task, simulator.ask_budget_s if simulator else 0.0, task)
 
     def _halt(self) -> None:
         engine = self._engine
@@ -209,10 +255,7 @@ class Runner:
             return None
         from .judge import Judge
 
-        if self.role == "worker":  # judge.concurrency is the run's, shared by the workers
-            workers = int(self.config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
-            cfg = cfg.model_copy(update={"concurrency": max(1, math.ceil(cfg.concurrency
-                                                                         / workers))})
+        cfg = cfg.model_copy(update={"concurrency": self._shared(cfg.concurrency)})
         return Judge.from_config(cfg, self.project.rubric, self.project.taxonomy,
                                  self.project.rootdir,
                                  use_cache=not self.config.getoption("agenteval_no_cache"))
@@ -224,7 +267,7 @@ class Runner:
             return None
         from .simulator import Simulator
 
-        return Simulator(cfg)
+        return Simulator(cfg.model_copy(update={"concurrency": self._shared(cfg.concurrency)}))
 
     def run(self, item: CaseItem) -> ItemResult:
         """Run (or wait for) ``item``'s conversation; submit what may run ahead first."""

@@ -10,7 +10,8 @@ agent's; each move is checked deterministically:
 
 - ``broke_character``: the message speaks as an AI or a model;
 - ``invented_fact``: the message gives a phone number the persona does not hold;
-- ``stopped_early``: the very first message already ends the conversation.
+- ``stopped_early``: its first own message (turn 0, or turn 1 after the scenario's
+  ``opening``) already ends the conversation.
 
 A move ends the conversation with ``action`` ``stop`` (the goal reached, or the
 user gives up), ``transfer`` (the agent handed over to a person) or
@@ -74,6 +75,11 @@ def _digits(text: str) -> str:
     return _SEPARATORS.sub("", normalize(text))
 
 
+def first_own(sim: Simulate) -> int:
+    """The turn of the simulator's first own message: the ``opening`` is sent as written."""
+    return 1 if sim.opening else 0
+
+
 def check(move_message: str, action: str, sim: Simulate, turn: int) -> tuple[str, ...]:
     """The simulator's own faults in a move (see the module doc)."""
     faults = []
@@ -83,7 +89,7 @@ def check(move_message: str, action: str, sim: Simulate, turn: int) -> tuple[str
     invented = [p for p in _PHONE.findall(_digits(move_message)) if p not in held]
     if invented:
         faults.append("invented_fact")
-    if turn == 0 and action != "continue":
+    if turn == first_own(sim) and action != "continue":
         faults.append("stopped_early")
     return tuple(faults)
 

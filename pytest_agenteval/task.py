@@ -4,9 +4,13 @@ A task is a list of slots (what the conversation must collect, e.g. the
 user's phone) and steps (what the agent must do, e.g. apologise, hand over).
 A slot or step with a ``match`` regex is decided here, deterministically: it
 is done at the first message of its ``source`` (user, agent, any) that the
-regex finds, in any turn. The others are decided by the judge, all of them in
-one structured call over the transcript. A step with ``ordered: true`` counts
-only when it happened at or after the turn of every step listed before it.
+regex finds, in any turn; one with a ``situation`` at the first turn where it
+arises, seen as a rule sees that turn (its input, reply, history and knowledge,
+and the earlier turns' knowledge). The others are decided by the judge, all of
+them in one structured call over the transcript. A step with ``ordered: true``
+counts only when no step listed before it was done at a later turn (each at the
+turn it was observed, whatever became of it; one never done voids nothing: it
+is missing itself).
 
 completion_rate (SPEC 6): filled / required slots (``slot``), done / required
 steps (``step``), or ``(slot_weight·slot_rate + step_weight·step_rate) /
@@ -21,8 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from .model import results as r
 from .model.cases import Task, TaskSlot, TaskStep
@@ -38,11 +42,13 @@ Role = Literal["user", "assistant"]
 
 @dataclass(frozen=True)
 class Utterance:
-    """One message of the dialog: its turn (``-1``: the initial history), who, what."""
+    """One message of the dialog: its turn (``-1``: the initial history), who, what; a
+    user message of a turn carries the knowledge the turn was sent with."""
 
     turn: int
     role: Role
     text: str
+    knowledge: Mapping[str, Any] | None = field(default=None, compare=False)
 
 
 def transcript(history: Sequence[r.Message], turns: Sequence[r.TurnResult]) -> list[Utterance]:
@@ -50,7 +56,7 @@ def transcript(history: Sequence[r.Message], turns: Sequence[r.TurnResult]) -> l
     reply, when the agent gave one)."""
     out = [Utterance(-1, m.role, m.content) for m in history]
     for t in turns:
-        out.append(Utterance(t.index, "user", t.input))
+        out.append(Utterance(t.index, "user", t.input, t.knowledge))
         if t.reply is not None:
             out.append(Utterance(t.index, "assistant", t.reply))
     return out
@@ -77,51 +83,72 @@ def _matched(part: TaskSlot | TaskStep, kind: Literal["slot", "step"],
                       f" matches {part.match!r}")
 
 
-def _situated(part: TaskSlot | TaskStep, kind: Literal["slot", "step"],
-              situation: BoundSituation, dialog: Sequence[Utterance]) -> r.TaskPart:
-    """Done at the first turn where ``situation`` arises (it sees that turn as a rule does:
-    the user's input, the agent's reply, the history before it)."""
-    from .rules._registry import TurnView
+@dataclass
+class _Turn:
+    """What one turn of the dialog shows a situation."""
 
+    said: dict[str, str] = field(default_factory=dict)
+    knowledge: Mapping[str, Any] | None = None
+
+
+def _turns(dialog: Sequence[Utterance]) -> tuple[list[dict[str, str]], dict[int, _Turn]]:
+    """The initial history, and each turn's messages and knowledge."""
     history: list[dict[str, str]] = []
-    name = situation.type.name
-    by_turn: dict[int, dict[str, str]] = {}
+    by_turn: dict[int, _Turn] = {}
     for u in dialog:
         if u.turn < 0:
             history.append({"role": u.role, "content": u.text})
-        else:
-            by_turn.setdefault(u.turn, {})[u.role] = u.text
+            continue
+        turn = by_turn.setdefault(u.turn, _Turn())
+        turn.said[u.role] = u.text
+        if u.role == "user":
+            turn.knowledge = u.knowledge
+    return history, by_turn
+
+
+def _situated(part: TaskSlot | TaskStep, kind: Literal["slot", "step"],
+              situation: BoundSituation, dialog: Sequence[Utterance]) -> r.TaskPart:
+    """Done at the first turn where ``situation`` arises (it sees that turn as a rule does:
+    the user's input, the agent's reply, the history before it, the turn's knowledge and
+    the earlier turns')."""
+    from .rules._registry import TurnView
+
+    name = situation.type.name
+    history, by_turn = _turns(dialog)
+    earlier: list[dict[str, Any] | None] = []
     for t in sorted(by_turn):
-        said = by_turn[t]
-        view = TurnView(input=said.get("user", ""), reply=said.get("assistant", ""),
-                        history=list(history))
+        turn = by_turn[t]
+        knowledge = dict(turn.knowledge) if turn.knowledge is not None else None
+        view = TurnView(input=turn.said.get("user", ""), reply=turn.said.get("assistant", ""),
+                        history=list(history), knowledge=knowledge,
+                        earlier_knowledge=tuple(earlier))
         evidence = situation.observe(view)
         if evidence is not None:
             return r.TaskPart(name=part.name, kind=kind, status="done", turn=t,
-                              evidence=evidence, decided_by="match",
+                              evidence=evidence, decided_by="situation",
                               reason=f"{name} at turn {t + 1}")
-        history += [{"role": role, "content": text} for role, text in said.items()]
-    return r.TaskPart(name=part.name, kind=kind, status="missing", decided_by="match",
+        history += [{"role": role, "content": text} for role, text in turn.said.items()]
+        earlier.append(knowledge)
+    return r.TaskPart(name=part.name, kind=kind, status="missing", decided_by="situation",
                       reason=f"{name} never arises in the dialog")
 
 
 def _ordered(steps: Sequence[TaskStep], parts: list[r.TaskPart]) -> list[r.TaskPart]:
-    """A step with ``ordered: true`` done before an earlier-listed step is not done."""
+    """A step with ``ordered: true`` is not done when a step listed before it was done at a
+    later turn (at the turn it was observed: being out of order itself does not move it; a
+    step never done is missing itself and voids nothing)."""
     out = list(parts)
     for i, step in enumerate(steps):
-        p = out[i]
+        p = parts[i]
         if not step.ordered or p.status != "done" or p.turn is None:
             continue
-        late = [q for q in out[:i] if q.status == "done" and q.turn is not None
-                and q.turn > p.turn]
-        missing = [q for q in out[:i] if q.status == "missing"]
-        if late or missing:
-            before = (late or missing)[0]
+        late = [(q.name, q.turn) for q in parts[:i]
+                if q.status == "done" and q.turn is not None and q.turn > p.turn]
+        if late:
+            name, turn = late[0]
             out[i] = p.model_copy(update={
                 "status": "missing", "reason": f"out of order: {p.name} (turn "
-                f"{p.turn + 1}) must come after {before.name}"
-                + (f" (turn {before.turn + 1})" if before.turn is not None else
-                   " (never done)")})
+                f"{p.turn + 1}) must come after {name} (turn {turn + 1})"})
     return out
 
 

@@ -211,6 +211,38 @@ def test_interpolated_values_under_judge_are_secrets_too(tmp_path: Path) -> None
     assert cfg.secrets == {"llm.internal"}
 
 
+JUDGE = "judge:\n  model: m\n  api_key_env: JUDGE_KEY\n"
+
+
+@pytest.mark.parametrize(("text", "env", "expected"), [
+    # its own key, unset: named once, at its line
+    (JUDGE + "simulator:\n  api_key_env: SIM_KEY\n", {"JUDGE_KEY": "j"},
+     ["agenteval.yaml:5 [simulator.api_key_env]: environment variable SIM_KEY is not set"]),
+    # no judge: the simulator reads OPENAI_API_KEY by default
+    ("simulator:\n  model: m\n", {},
+     ["agenteval.yaml:1 [simulator.api_key_env]: environment variable OPENAI_API_KEY is not "
+      "set"]),
+    ("simulator:\n  model: ${SIM_MODEL}\n", {"OPENAI_API_KEY": "k"},
+     ["agenteval.yaml:2 [simulator.model]: environment variable SIM_MODEL is not set"]),
+    # the judge's key is the judge's check: not said twice
+    (JUDGE + "simulator:\n  model: other\n", {}, []),
+    (JUDGE + "simulator:\n  api_key_env: SIM_KEY\n", {"JUDGE_KEY": "j", "SIM_KEY": "s"}, []),
+    ("target: {adapter: builtin}\n", {}, []),  # no model, no simulator: nothing to call
+])
+def test_the_simulators_preflight(tmp_path: Path, text: str, env: dict[str, str],
+                                  expected: list[str]) -> None:
+    errors = _load(tmp_path, text, env).simulator_preflight(env)
+    assert [str(e).split(";")[0] for e in errors] == expected
+
+
+def test_the_simulators_own_key_is_a_secret(tmp_path: Path) -> None:
+    cfg = _load(tmp_path, JUDGE + "simulator:\n  api_key_env: SIM_KEY\n",
+                env={"JUDGE_KEY": "judge-key-1", "SIM_KEY": "sim-key-12345"})
+    assert cfg.secrets == {"judge-key-1", "sim-key-12345"}
+    bare = _load(tmp_path, "simulator:\n  model: m\n", env={"OPENAI_API_KEY": "openai-k-1"})
+    assert bare.secrets == {"openai-k-1"}
+
+
 def test_a_judge_block_without_a_model_is_an_error_not_ignored(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"agenteval.yaml:1 \[judge.model\]: required field"):
         _load(tmp_path, "judge:\n  base_url: http://127.0.0.1:1/v1\n")

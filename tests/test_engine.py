@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from pytest_agenteval.adapters import AdapterContext, AgentReply, build_adapter
-from pytest_agenteval.engine import Engine
-from pytest_agenteval.model.cases import Case
+from pytest_agenteval.engine import Budget, Engine
+from pytest_agenteval.judge.client import Asked
+from pytest_agenteval.model.cases import Case, Scenario
 from pytest_agenteval.model.config import HttpTarget
-from pytest_agenteval.plan import compile_case
+from pytest_agenteval.plan import compile_case, compile_scenario
+from pytest_agenteval.simulator import Move
 from pytest_agenteval.taxonomy import Taxonomy
 
 from agents import FakeAgent, read_record
@@ -115,7 +117,7 @@ def test_an_item_past_its_budget_is_an_error_result(tmp_path: Path) -> None:
         time.sleep(2.0)  # blocks the event loop: no timeout of an adapter can end it
         return "late"
 
-    engine = Engine(lambda: _Adapter(block), Taxonomy(), 2, turn_budget_s=0.3)
+    engine = Engine(lambda: _Adapter(block), Taxonomy(), 2, Budget(turn_s=0.3))
     try:
         started = time.monotonic()
         result = engine.result("E-1", _plan(1))
@@ -125,6 +127,46 @@ def test_an_item_past_its_budget_is_an_error_result(tmp_path: Path) -> None:
         assert "blocks the event loop" in result.error.detail
     finally:
         engine.close()
+
+
+def _simulated(max_turns: int, task: bool = False):
+    outcome = {"outcome": {"task": {"slots": [{"name": "phone", "match": "1"}]}}} if task else {}
+    return compile_scenario(Scenario.model_validate({
+        "id": "SIM", "simulate": {"persona": "p", "goal": "g", "max_turns": max_turns},
+        **outcome}))
+
+
+def test_a_plans_budget_counts_its_turns_the_simulators_calls_and_the_tasks_call() -> None:
+    budget = Budget(turn_s=10.0, simulator_call_s=3.0, task_call_s=5.0)
+    assert budget.of(_plan(1)) == 10.0
+    assert budget.of(_simulated(6)) == 6 * (10.0 + 3.0)  # not one template turn's
+    assert budget.of(_simulated(6, task=True)) == 6 * (10.0 + 3.0) + 5.0
+
+
+class _User:
+    """A simulated user that takes 0.15 s to write each message and never stops."""
+
+    async def next(self, sim, dialog, turn):
+        import asyncio
+
+        await asyncio.sleep(0.15)
+        return Asked(Move(f"第{turn + 1}句", "continue"), 1, 150.0)
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_a_simulated_scenario_has_the_time_of_its_max_turns() -> None:
+    """Four simulated turns of 0.15 s each outlast one turn's budget (0.3 s) without
+    anything blocking: the scenario gets four turns' time."""
+    engine = Engine(lambda: _Adapter(lambda text: "好的"), Taxonomy(), 2, Budget(turn_s=0.3),
+                    make_simulator=_User)
+    try:
+        result = engine.result("SIM", _simulated(4))
+    finally:
+        engine.close()
+    assert result.status == "passed", result.error
+    assert (len(result.turns), result.termination) == (4, "max_turns")
 
 
 def test_exitfirst_cancels_what_ran_ahead(pytester: pytest.Pytester, project) -> None:

@@ -61,3 +61,64 @@ BANNED = [("user", "别再推荐了，就看这台"), ("assistant", "好的。")
 def test_not_after(reply: str, user: str, history: list[tuple[str, str]],
                    status: str) -> None:
     assert _check("not_after", NO_PUSH, reply, user, history) == status
+
+
+#: after the agent booked the test drive, it does not offer to book again unless the user
+#: asks to change it
+NO_REBOOK = {"trigger": ["已为您(预约|安排)"], "trigger_by": "agent", "forbidden": ["预约"],
+             "lifted_by": ["改(约|时间)|换个时间"]}
+BOOKED = [("user", "想周六试驾"), ("assistant", "已为您预约周六上午试驾。")]
+
+
+@pytest.mark.parametrize(("reply", "user", "history", "status"), [
+    ("我再帮您预约一次试驾吧", "车况怎么样", BOOKED, "failed"),
+    ("车况良好，无事故", "车况怎么样", BOOKED, "passed"),
+    ("好的，为您预约周日上午", "能改时间到周日吗", BOOKED, "not_applicable"),  # lifted
+    ("好的，为您预约周日上午", "周日呢", [*BOOKED, ("user", "我想改约"), ("assistant", "好的")],
+     "not_applicable"),                                                    # lifted earlier
+    ("要不要帮您预约试驾", "改时间吧", [("user", "想试驾")], "not_applicable"),  # no trigger
+    ("要不要帮您预约试驾", "已为您预约", [], "not_applicable"),          # the user said it
+])
+def test_not_after_an_agent_trigger(reply: str, user: str, history: list[tuple[str, str]],
+                                    status: str) -> None:
+    assert _check("not_after", NO_REBOOK, reply, user, history) == status
+
+
+def test_a_ban_the_agent_triggered_is_lifted_in_a_ledger(pytester: pytest.Pytester) -> None:
+    """As a ledger writes it: the boundary example (the user asks to change the booking)
+    passes, the plain re-offer fails."""
+    pytester.makeini("[pytest]\naddopts = -p no:benchmark\n")
+    pytester.path.joinpath("agenteval.yaml").write_text("target: {adapter: builtin}\n")
+    pytester.mkdir("rules").joinpath("business-rules.yaml").write_text("""\
+- id: BR-950
+  title: 预约成功后不再重复邀约（跨轮，客服触发）
+  check: not_after
+  params:
+    trigger: ['已为您(预约|安排)']
+    trigger_by: agent
+    forbidden: [预约]
+    lifted_by: ['改(约|时间)|换个时间']
+  applies_to: {behaviors: all}
+  examples:
+    pass:
+      - input: 车况怎么样
+        history:
+          - {role: user, content: 想周六试驾}
+          - {role: assistant, content: 已为您预约周六上午试驾。}
+        reply: 车况良好，无事故。
+      - input: 能改时间到周日吗
+        history:
+          - {role: user, content: 想周六试驾}
+          - {role: assistant, content: 已为您预约周六上午试驾。}
+        reply: 好的，为您预约周日上午。
+        boundary: true
+        note: 用户自己要改约，禁令解除
+    fail:
+      - input: 车况怎么样
+        history:
+          - {role: user, content: 想周六试驾}
+          - {role: assistant, content: 已为您预约周六上午试驾。}
+        reply: 车况良好。我再帮您预约一次试驾吧。
+""", encoding="utf-8")
+    result = pytester.runpytest("rules", "-v")
+    result.assert_outcomes(passed=3)

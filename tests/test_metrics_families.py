@@ -387,6 +387,19 @@ def test_a_rule_error_is_not_an_agent_error() -> None:
     assert out.latency_ms.turns == 5 and out.latency_ms.max == 300.0
 
 
+def test_our_faults_are_neither_agent_calls_nor_agent_errors() -> None:
+    """A simulated user that failed sent nothing; a conversation not re-sent has no known
+    outcome: neither is a call, an error or an error group of the agent's (a rule error is
+    a call: the agent answered)."""
+    items = [scenario("sim", "error", turn(), turn("error", error="simulator")),
+             item("left", "error", error="not_resent"), item("crash", "error", error="rule"),
+             item("down", "error", error="http_status")]
+    out = compute(ServiceFamily, items)
+    assert (out.agent_calls, out.agent_errors, out.errors_by_kind) == (3, 1, {"http_status": 1})
+    assert [g.kind for g in out.error_groups] == ["http_status"]
+    assert out.agent_error_rate == pytest.approx(1 / 3)
+
+
 # --- JSON -----------------------------------------------------------------------------------
 
 

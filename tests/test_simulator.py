@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from judge_server import JudgeServer, fenced_data, honest_scores
@@ -82,6 +82,11 @@ def test_a_simulated_conversation_runs_end_to_end(simulated, pytester) -> None:
     assert case["simulator"] == {"calls": 3, "faults": [], "last_action": "stop"}
     assert case["task"]["success_level"] == "success"
     assert case["task"]["parts"][0]["turn"] == 1
+    assert case["task"]["parts"][0]["decided_by"] == "situation"
+    # the simulator's calls are its own: L3's three are the judge's
+    metrics = read_record(pytester.path)["metrics"]
+    assert metrics["flows"]["simulator_calls"] == 3
+    assert (metrics["judge"]["calls"], metrics["judge"]["task_calls"]) == (3, 0)
     # the ledger's rules and L3 apply to simulated turns as to scripted ones
     rows = {(r["rule_id"], r["status"]) for r in case["turns"][2]["rules"]}
     assert ("BR-009", "passed") in rows and ("BR-003", "passed") in rows
@@ -131,11 +136,89 @@ def test_a_simulator_that_fails_is_an_infra_error_not_the_agents(simulated, pyte
     assert "the simulated user failed" in case["error"]["detail"]
 
 
-def test_a_simulated_scenario_without_a_model_is_a_usage_error(standalone, pytester) -> None:
-    standalone("target: {adapter: builtin}\n", {"sim.yaml": SIMULATED})
-    result = pytester.runpytest("cases")
+def test_a_first_own_message_that_ends_after_the_opening_stopped_early(simulated,
+                                                                       pytester) -> None:
+    script = [{}, {"message": "好的，再见", "action": "stop"}]  # [0]: the opening's turn
+    opening = SIMULATED.replace("      max_turns: 6",
+                                "      max_turns: 6\n      opening: 这车多少钱")
+    with JudgeServer(score=_user(script)) as server:
+        simulated(server, opening)
+        pytester.runpytest("cases")
+    case = by_id(read_record(pytester.path))["SIM-LEAD"]
+    assert [t["input"] for t in case["turns"]] == ["这车多少钱", "好的，再见"]
+    assert [(f["turn"], f["kind"]) for f in case["simulator"]["faults"]] == [
+        (1, "stopped_early")]
+
+
+PLAIN = "cases:\n  - {id: PLAIN, request: {input: 你好}}\n"
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+def test_a_simulated_scenario_without_a_model_is_a_usage_error(standalone, pytester,
+                                                               xdist) -> None:
+    """The same usage error with and without xdist (there, on the controller, which has
+    node ids and no items; with trials, whose names end in [t1], [t2])."""
+    standalone("target: {adapter: builtin}\n", {"sim.yaml": SIMULATED, "plain.yaml": PLAIN})
+    if xdist:
+        result = pytester.runpytest_subprocess("cases", "-n", "2", "--agenteval-repeat", "2")
+    else:
+        result = pytester.runpytest("cases")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*1 simulated scenario(s)*need a model to play the user*"])
+    first = "SIM-LEAD[[]t1[]]" if xdist else "SIM-LEAD)"
+    result.stderr.fnmatch_lines([f"*agenteval: {2 if xdist else 1} simulated scenario(s) "
+                                 f"(e.g. cases/sim.yaml::{first}*need a model to play the user*"])
+    assert "PASSED" not in result.stdout.str() and "ERROR" not in result.stdout.str()
+    assert not list(pytester.path.glob("reports/*"))  # nothing ran, nothing is recorded
+
+
+def test_an_unset_simulator_key_is_a_usage_error_before_any_call(simulated, pytester) -> None:
+    with JudgeServer(score=_user(SCRIPT)) as server:
+        simulated(server, SIMULATED + PLAIN, extra="simulator: {api_key_env: NO_SIM_KEY}\n")
+        result = pytester.runpytest("cases")
+        calls = server.chat_calls
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*agenteval: the simulator cannot be called:*",
+                                 "agenteval.yaml:* [[]simulator.api_key_env[]]: environment "
+                                 "variable NO_SIM_KEY is not set*"])
+    assert calls == [] and not list(pytester.path.glob("reports/*"))
+
+
+def test_the_simulators_own_key_is_masked_everywhere(simulated, pytester, monkeypatch) -> None:
+    monkeypatch.setenv("OWN_SIM_KEY", "sim-secret-key-4711")
+    script = [{"message": "我的口令是sim-secret-key-4711", "action": "stop"}]
+    with JudgeServer(score=_user(script)) as server:
+        simulated(server, extra="simulator: {api_key_env: OWN_SIM_KEY}\n")
+        pytester.runpytest("cases")
+    case = by_id(read_record(pytester.path))["SIM-LEAD"]
+    assert case["turns"][0]["input"] == "我的口令是***"
+    assert "sim-secret-key-4711" not in (pytester.path / "reports").joinpath(
+        next(p.name for p in (pytester.path / "reports").iterdir()), "results.json").read_text(
+        encoding="utf-8")
+
+
+class _WorkerConfig:
+    """What a runner reads of an xdist worker's pytest config (one of three workers)."""
+
+    workerinput: ClassVar[dict[str, Any]] = {"workerid": "gw0", "workercount": 3}
+
+    def getoption(self, name: str, default: Any = None) -> Any:
+        return default
+
+
+def test_simulator_concurrency_is_shared_by_the_xdist_workers(tmp_path, monkeypatch) -> None:
+    import asyncio
+
+    from pytest_agenteval.config import load_config
+    from pytest_agenteval.project import Project
+    from pytest_agenteval.runner import Runner
+
+    monkeypatch.setenv("SIM_KEY", "k")
+    tmp_path.joinpath("agenteval.yaml").write_text(
+        "judge: {model: m, api_key_env: SIM_KEY, cache: null}\nsimulator: {concurrency: 8}\n")
+    runner = Runner(Project(tmp_path, load_config(tmp_path)), _WorkerConfig(), "worker")  # type: ignore[arg-type]
+    sim = runner._make_simulator()
+    assert sim is not None and sim.cfg.concurrency == 3  # ceil(8 / 3), like judge.concurrency
+    asyncio.run(sim.aclose())
 
 
 def test_turns_and_simulate_are_exclusive(standalone, pytester) -> None:

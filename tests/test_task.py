@@ -109,6 +109,66 @@ def test_an_ordered_step_done_before_an_earlier_one_does_not_count() -> None:
         out.parts[1].reason
 
 
+UNAPOLOGETIC = [Utterance(0, "user", "服务太差了"), Utterance(0, "assistant", "我已记录"),
+               Utterance(1, "user", "还有呢"), Utterance(1, "assistant", "会安排专人跟进")]
+COMPLAINT = [{"name": "apologise", "match": "抱歉|道歉"},
+             {"name": "record", "match": "记录", "ordered": True},
+             {"name": "specialist", "match": "专人", "ordered": True}]
+
+
+def test_an_earlier_step_never_done_voids_no_later_ordered_step() -> None:
+    """No apology: that step is missing, and only it; record and specialist came in order."""
+    out = asyncio.run(evaluate_task(_task(mode="step", steps=COMPLAINT), UNAPOLOGETIC,
+                                    "passed", None))
+    assert [(p.name, p.status) for p in out.parts] == [
+        ("apologise", "missing"), ("record", "done"), ("specialist", "done")]
+    assert out.completion_rate == pytest.approx(2 / 3)
+
+
+def test_an_ordered_step_out_of_order_does_not_void_the_steps_after_it() -> None:
+    """record (turn 1) came before specialist (turn 2): it is missing; follow_up (turn 2)
+    is compared with the turns the earlier steps were observed at, and is in order."""
+    task = _task(mode="step", steps=[{"name": "specialist", "match": "专人"},
+                                     {"name": "record", "match": "记录", "ordered": True},
+                                     {"name": "follow_up", "match": "跟进", "ordered": True}])
+    out = asyncio.run(evaluate_task(task, UNAPOLOGETIC, "passed", None))
+    assert [(p.name, p.status) for p in out.parts] == [
+        ("specialist", "done"), ("record", "missing"), ("follow_up", "done")]
+    assert out.parts[1].reason == ("out of order: record (turn 1) must come after specialist "
+                                   "(turn 2)")
+
+
+CAR = {"carConfigInfo": {"price": {"listPrice": "8.98万"}}}
+
+
+def _knowledge_dialog(*knowledge: dict[str, Any] | None) -> list[Utterance]:
+    out = []
+    for i, k in enumerate(knowledge):
+        out += [Utterance(i, "user", f"第{i + 1}问", k), Utterance(i, "assistant", "好的")]
+    return out
+
+
+@pytest.mark.parametrize(("knowledge", "turn", "evidence"), [
+    ((CAR, CAR, CAR), None, ""),                                   # never changes
+    ((CAR, CAR, None), 2, "carConfigInfo.price.listPrice: 8.98万 → null"),
+    ((CAR, {"carConfigInfo": {"price": {"listPrice": "7.5万"}}}), 1,
+     "carConfigInfo.price.listPrice: 8.98万 → 7.5万"),
+])
+def test_a_task_situation_sees_the_knowledge_as_a_rule_does(knowledge: tuple[Any, ...],
+                                                           turn: int | None,
+                                                           evidence: str) -> None:
+    from pytest_agenteval.rules._situation import bind_situations
+
+    task = _task(slots=[{"name": "withdrawn", "situation": "knowledge_changed"}])
+    situations = {("slot", 0): bind_situations(["knowledge_changed"])[0]}
+    out = asyncio.run(evaluate_task(task, _knowledge_dialog(*knowledge), "passed", None, 0,
+                                    situations))
+    part = out.parts[0]
+    assert (part.status, part.turn, part.evidence) == (
+        "missing" if turn is None else "done", turn, evidence)
+    assert part.decided_by == "situation"
+
+
 def test_a_failed_conversation_is_a_failure_whatever_its_task() -> None:
     out = _evaluate(_task(slots=[{"name": "x", "match": "抱歉", "source": "agent"}]), "failed")
     assert (out.success_level, out.completion_rate, out.reason_code) == (
@@ -198,6 +258,35 @@ def test_flows_family() -> None:
     assert out.by_family["COMPLAINT"].errors == 1
     assert out.termination == {"completed": 2, "sut_error": 1}
     assert out.completion == {"1": 1} and out.parts["phone"].value == 1.0
+
+
+def test_flows_count_the_scenarios_not_the_cases() -> None:
+    """A case is a one-turn conversation, not a flow: 2 scenarios end as 2, not as 5."""
+    items = [item("c1"), item("c2"), item("c3", "error", error="rule",
+                                          termination="infra_error"),
+             scenario("s1", "passed", turn(), turn()),
+             scenario("s2", "error", turn(), turn("error", error="simulator"),
+                      termination="infra_error")]
+    out = FlowsFamily().compute(RunData(items))
+    assert out.termination == {"completed": 1, "infra_error": 1} and out.infra_errors == 1
+    lines = FlowsFamily().summary(out, None)  # type: ignore[arg-type]
+    assert lines[1] == "  ended: completed 1, infra_error 1"
+
+
+def test_the_tasks_judge_calls_are_judge_calls_and_the_simulators_are_apart() -> None:
+    from pytest_agenteval.metrics.judge import JudgeFamily
+    from pytest_agenteval.model.results import JudgeResult, SimulatorRecord, TaskResult
+
+    l3 = JudgeResult(status="passed", verdict="passed", scores={"relevance": 5}, calls=1)
+    played = scenario("s1", "passed", turn(judge=l3), turn(judge=l3, rule_judge_calls=1),
+                      task=TaskResult(status="evaluated", judge_calls=2),
+                      simulator=SimulatorRecord(calls=4))
+    run = RunData([played, item("c1", judge=l3)])
+    judge = JudgeFamily().compute(run)
+    assert (judge.calls, judge.rule_calls, judge.task_calls) == (3 + 1 + 2, 1, 2)
+    flows = FlowsFamily().compute(run)
+    assert (flows.simulated, flows.simulator_calls) == (1, 4)
+    assert "1 conversation(s), 4 simulator call(s)" in FlowsFamily().summary(flows, None)[-1]  # type: ignore[arg-type]
 
 
 # -- in a run -----------------------------------------------------------------------------------

@@ -30,10 +30,10 @@ class FlowsModel(MetricModel):
     #: per ``test_family`` of the scenarios ("(none)" without one): pass rate = passed /
     #: evaluated scenarios (errors excluded and counted)
     by_family: dict[str, PassRate]
-    #: every item's termination: completed, user_stop, agent_stop, max_turns, sut_error,
-    #: infra_error
+    #: every scenario's termination: completed, user_stop, agent_stop, max_turns,
+    #: sut_error, infra_error
     termination: dict[str, int]
-    #: items stopped by a fault of ours (infra_error): excluded from every rate
+    #: scenarios stopped by a fault of ours (infra_error): excluded from every rate
     infra_errors: int
     #: items with a task, by completion-rate bucket (and "not evaluated")
     completion: dict[str, int]
@@ -42,14 +42,17 @@ class FlowsModel(MetricModel):
     #: simulated scenarios, and the simulated user's own faults by kind (never the agent's)
     simulated: int = 0
     simulator_faults: dict[str, int] = Field(default_factory=dict)
+    #: the simulated user's calls (re-asks and retries included; never the judge's)
+    simulator_calls: int = 0
 
 
 class FlowsFamily(Family[FlowsModel]):
     """Whole conversations.
 
     - ``by_family[f] = passed / (scenarios of family f that are not errors)``;
-    - ``termination``: how each item ended (a scripted one: completed, or stopped by an
-      error of the agent, ``sut_error``, or of ours, ``infra_error``);
+    - ``termination``: how each scenario ended (a scripted one: completed, or stopped by
+      an error of the agent, ``sut_error``, or of ours, ``infra_error``); a case is no
+      flow;
     - ``completion``: the items with a task per completion-rate bucket;
     - ``parts[name] = done / decided`` over the items whose task has a part of that name.
     """
@@ -63,7 +66,7 @@ class FlowsFamily(Family[FlowsModel]):
         fams: dict[str, list[ItemResult]] = defaultdict(list)
         for i in scenarios:
             fams[i.test_family or "(none)"].append(i)
-        ends = Counter(i.termination for i in run.items)
+        ends = Counter(i.termination for i in scenarios)
         tasks = [i for i in run.items if i.task.parts or i.task.reason_code == "needs_judge"]
         comp = Counter(bucket(i.task.completion_rate) if i.task.completion_rate is not None
                        else "not evaluated" for i in tasks)
@@ -72,10 +75,12 @@ class FlowsFamily(Family[FlowsModel]):
             for p in i.task.parts:
                 if p.status != "not_evaluated":
                     parts[p.name].append((i.id, float(p.status == "done")))
-        faults = Counter(f.kind for i in run.items if i.simulator for f in i.simulator.faults)
+        played = [i.simulator for i in run.items if i.simulator is not None]
+        faults = Counter(f.kind for sim in played for f in sim.faults)
         return FlowsModel(
-            simulated=sum(1 for i in run.items if i.simulator is not None),
+            simulated=len(played),
             simulator_faults=dict(faults.most_common()),
+            simulator_calls=sum(sim.calls for sim in played),
             scenarios=len(scenarios),
             by_family={f: pass_rate(items) for f, items in sorted(fams.items())},
             termination=dict(ends.most_common()),
@@ -96,6 +101,7 @@ class FlowsFamily(Family[FlowsModel]):
                 f"{b} ×{n}" for b, n in value.completion.items()))
         if value.simulated:
             faults = ", ".join(f"{k} {n}" for k, n in value.simulator_faults.items())
-            lines.append(f"  simulated: {value.simulated} conversation(s); the simulated "
-                         f"user's own faults: {faults or 'none'}")
+            lines.append(f"  simulated: {value.simulated} conversation(s), "
+                         f"{value.simulator_calls} simulator call(s); the simulated user's "
+                         f"own faults: {faults or 'none'}")
         return lines

@@ -68,10 +68,13 @@ class JudgeModel(MetricModel):
     #: owed but not evaluated turns by reason code (timeout, rate_limited, http_error,
     #: contract_violation, moderated)
     not_evaluated: dict[str, int] = Field(default_factory=dict)
-    #: judge calls made (re-asks and retries included) and verdicts served by the cache
+    #: judge calls made (re-asks and retries included): L3's, the judge-based rule types'
+    #: and the tasks'; and verdicts served by the cache
     calls: int = 0
     #: of ``calls``, those made by judge-based rule types (llm_score …)
     rule_calls: int = 0
+    #: of ``calls``, those made to decide task parts (``task.judge_calls``)
+    task_calls: int = 0
     cache_hits: int = 0
     verdicts: dict[str, int]
     dimensions: dict[str, DimensionMean]
@@ -97,7 +100,9 @@ class JudgeFamily(Family[JudgeModel]):
     - ``dimensions[d].mean`` = mean of the non-null scores of dimension d over judged
       turns; ``mean`` = mean of all non-null scores pooled;
     - ``review_rate = review verdicts / judged``; ``fact_risk_rate = fact_risk true /
-      judged``.
+      judged``;
+    - ``calls``: every judge call of the run, L3's, the judge-based rule types'
+      (``rule_calls``) and the tasks' (``task_calls``); the simulated user's are not.
 
     With no judge configured every figure is ``None`` and ``reason`` says so.
     """
@@ -119,6 +124,7 @@ class JudgeFamily(Family[JudgeModel]):
         scores = scores_by_dimension(judged)
         verdicts = Counter(v.status for _, v in judged)
         configured = any(t.judge.reason_code != "no_judge" for _, t in run.turns())
+        task_calls = sum(i.task.judge_calls for i in run.items)
         return JudgeModel(
             configured=configured,
             reason=None if configured else "no judge configured",
@@ -128,8 +134,9 @@ class JudgeFamily(Family[JudgeModel]):
             availability=rate((cid, float(v.judged)) for cid, v in owed),
             not_evaluated_reasons=dict(missing.most_common()),
             not_evaluated=dict(codes.most_common()),
-            calls=sum(t.judge.calls + t.rule_judge_calls for _, t in run.turns()),
+            calls=sum(t.judge.calls + t.rule_judge_calls for _, t in run.turns()) + task_calls,
             rule_calls=sum(t.rule_judge_calls for _, t in run.turns()),
+            task_calls=task_calls,
             cache_hits=sum(1 for v in turns if v.cached),
             verdicts={s: verdicts.get(s, 0) for s in JUDGED},  # type: ignore[call-overload]
             dimensions=_dimensions(judged, scores),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..model.results import INFRA_KINDS, AgentError
 from ..privacy import clip
 from ._family import Family, GateValue, MetricModel, RunData, RunMetrics, number
 from .summary import percentile
@@ -62,11 +63,19 @@ def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-class ServiceFamily(Family[ServiceModel]):
-    """Agent calls (turns sent) and their errors by kind; the latency of the turns answered.
+def _agents(error: AgentError) -> bool:
+    """An error of the agent's: not one of ours (a rule, a conversation not re-sent, the
+    simulated user)."""
+    return error.kind not in INFRA_KINDS
 
-    A turn whose rule type raised was answered by the agent: its error (kind
-    ``rule``) is not an agent error and is in neither count.
+
+class ServiceFamily(Family[ServiceModel]):
+    """Agent calls and their errors by kind; the latency of the turns answered.
+
+    An error of ours (:data:`~..model.results.INFRA_KINDS`) is no agent error. A turn
+    whose rule type raised (kind ``rule``) was answered: it is an agent call. A
+    simulated user's failure (``simulator``: nothing was sent) and a conversation not
+    re-sent after a crash (``not_resent``: its outcome is unknown) are not calls.
     """
 
     key = "service"
@@ -79,13 +88,11 @@ class ServiceFamily(Family[ServiceModel]):
     def compute(self, run: RunData) -> ServiceModel:
         pairs = list(run.turns())
         turns = [t for _, t in pairs]
-        # a rule that raised, or an item not re-sent after a crash, is no error of the agent's
-        agent = [t.error for t in turns
-                 if t.error is not None and t.error.kind not in ("rule", "not_resent")]
+        agent = [e for e in (t.error for t in turns) if e is not None and _agents(e)]
         errors = Counter(e.kind for e in agent)
         groups: dict[tuple[str, str], list[str]] = {}
         for item, t in pairs:
-            if t.error is not None and t.error.kind != "rule":
+            if t.error is not None and _agents(t.error):
                 groups.setdefault((t.error.kind, t.error.detail), []).append(item.id)
         top = sorted(groups.items(), key=lambda kv: -len(kv[1]))[:10]
         replied = [t for t in turns if t.reply is not None]
@@ -98,7 +105,7 @@ class ServiceFamily(Family[ServiceModel]):
         unfound = [UnfoundPath(field=f, path=p, closest=closest[(f, p)], turns=n)
                    for (f, p), n in sorted(misses.items()) if n == len(replied)]
         answered = [t.latency_ms for t in turns if t.error is None or t.error.kind == "rule"]
-        calls = len(turns)
+        calls = len(answered) + len(agent)
         return ServiceModel(
             agent_calls=calls,
             agent_errors=len(agent),

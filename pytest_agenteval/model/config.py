@@ -257,6 +257,11 @@ class JudgeConfig(Strict):
     def configured(self) -> bool:
         return bool(self.model)
 
+    @property
+    def ask_budget_s(self) -> float:
+        """The longest one ask may take: the call and its re-asks, each with its retries."""
+        return (self.max_contract_retries + 1) * (self.timeout_s + self.retry_budget_s)
+
 
 class SimulatorConfig(Strict):
     """The LLM that plays the user of ``simulate:`` scenarios; every key defaults to the

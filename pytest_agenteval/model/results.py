@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "INFRA_KINDS",
     "JUDGE_OFF",
     "NOT_OWED",
     "STATUS_ORDER",
@@ -56,6 +57,9 @@ ItemStatus = Literal["passed", "failed", "review", "error"]
 RuleStatus = Literal["passed", "failed", "not_applicable", "error"]
 ErrorKind = Literal["timeout", "http_status", "bad_body", "connection", "rule", "not_resent",
                     "simulator"]
+#: error kinds that are ours, not the agent's: a rule type raised (the agent answered), a
+#: crashed worker's conversation not re-sent, the simulated user failed (nothing was sent)
+INFRA_KINDS: frozenset[str] = frozenset({"rule", "not_resent", "simulator"})
 JudgeStatus = Literal["passed", "review", "failed", "not_evaluated"]
 SuccessLevel = Literal["success", "partial", "failure"]
 #: why L2 was not evaluated on a turn
@@ -198,7 +202,8 @@ class TaskPart(_Frozen):
     #: the turn (0-based) that achieved it; -1 for the initial history
     turn: int | None = None
     evidence: str = ""
-    decided_by: Literal["match", "judge"] | None = None
+    #: a ``match`` pattern, a ``situation``, or the judge (``None``: not evaluated)
+    decided_by: Literal["match", "situation", "judge"] | None = None
     reason: str = ""
 
 

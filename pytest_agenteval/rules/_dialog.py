@@ -481,13 +481,11 @@ def _said_by(role: str, who: Speaker) -> bool:
     return who == "any" or (who == "user") == (role == "user")
 
 
-def _earlier(turn: TurnView, who: Speaker) -> list[str]:
-    """Earlier messages of ``who``, oldest first (this turn's reply not included; this
-    turn's input is, for ``user`` and ``any``)."""
-    out = [normalize(h.get("content", "")) for h in turn.history
-           if _said_by(h.get("role", ""), who)]
-    if who in ("user", "any"):
-        out.append(normalize(turn.input))
+def _so_far(turn: TurnView) -> list[tuple[str, str]]:
+    """The dialog before this reply, oldest first: (role, normalised text) of every message
+    of the history, then this turn's input."""
+    out = [(h.get("role", ""), normalize(h.get("content", ""))) for h in turn.history]
+    out.append(("user", normalize(turn.input)))
     return out
 
 
@@ -508,8 +506,7 @@ def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
     since = compile_any(p.since_user)
     first = compile_any(p.first)
     assert first is not None
-    messages = [(h.get("role", ""), normalize(h.get("content", ""))) for h in turn.history]
-    messages.append(("user", normalize(turn.input)))
+    messages = _so_far(turn)
     start = 0
     if since is not None:
         hit = next((i for i, (role, text) in enumerate(messages)
@@ -538,8 +535,8 @@ class NotAfter(Compiles):
     trigger: tuple[str, ...] = Field(min_length=1)
     trigger_by: Speaker = "user"
     forbidden: tuple[str, ...] = Field(min_length=1)
-    #: a user message after the trigger (this turn's input included) matching one of these
-    #: lifts the ban (the user asks for it again)
+    #: a user message from the trigger on (this turn's input included) matching one of
+    #: these lifts the ban (the user asks for it again)
     lifted_by: tuple[str, ...] = ()
 
 
@@ -548,21 +545,23 @@ def not_after(p: NotAfter, turn: TurnView) -> RuleOutcome:
     """Once a ``trigger`` phrase was said in the dialog (by ``trigger_by``; this turn's input
     counts), the reply says no ``forbidden`` phrase (a negated one is not said).
 
-    Not applicable until the trigger was said, or once a user message since then says a
-    ``lifted_by`` phrase (the user asks for it again).
+    Not applicable until the trigger was said, or once a user message since then (the
+    trigger's own, when the user said it) says a ``lifted_by`` phrase (the user asks for
+    it again).
     """
     trigger, forbidden = compile_any(p.trigger), compile_any(p.forbidden)
     assert trigger is not None and forbidden is not None
-    said = next((m for t in _earlier(turn, p.trigger_by) if (m := trigger.search(t))), None)
+    messages = _so_far(turn)
+    at, said = next(((i, m) for i, (role, text) in enumerate(messages)
+                     if _said_by(role, p.trigger_by) and (m := trigger.search(text))),
+                    (len(messages), None))
     if said is None:
         return RuleOutcome.not_applicable("the trigger was not said")
     lift = compile_any(p.lifted_by)
-    if lift is not None:
-        users = _earlier(turn, "user")
-        at = next((i for i, t in enumerate(users) if trigger.search(t)), len(users))
-        asked = next((m for t in users[at:] if (m := lift.search(t))), None)
-        if asked is not None:
-            return RuleOutcome.not_applicable(f"the user asked again ({asked.group(0)!r})")
+    asked = next((m for role, text in messages[at:]
+                  if role == "user" and lift is not None and (m := lift.search(text))), None)
+    if asked is not None:
+        return RuleOutcome.not_applicable(f"the user asked again ({asked.group(0)!r})")
     text = normalize(turn.reply)
     bad = next((m for m in forbidden.finditer(text) if not negated(text, m.start())), None)
     if bad is not None:
