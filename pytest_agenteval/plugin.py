@@ -140,7 +140,12 @@ def _activate(config: pytest.Config) -> None:
     if role != "worker":
         from .recorder import Recorder
 
-        plugins.append((Recorder(project, config, role), "agenteval-recorder"))
+        recorder = Recorder(project, config, role)
+        plugins.append((recorder, "agenteval-recorder"))
+        from .report.pytest_html import HtmlHooks, wants_extras
+
+        if wants_extras(config):
+            plugins.append((HtmlHooks(recorder), "agenteval-pytest-html"))
     if role == "controller":
         plugins.append((Dispatch(project), "agenteval-dispatch"))
     for plugin, name in plugins:

@@ -52,6 +52,8 @@ class Recorder:
         self.gate: GateResult | None = None
         self.results_path: str | None = None
         self.report_path: str | None = None
+        #: results.json but its cases, once the run is over (pytest-html's summary reads it)
+        self.document: dict[str, Any] | None = None
         self._writer: RunRecorder | None = None
         self._digest: Digest | None = None
         self._t0 = time.perf_counter()
@@ -222,7 +224,7 @@ class Recorder:
                                    self._subset())
                      if gates else not_configured())
         self._junit_gate()
-        doc = self._document(items)
+        doc = self.document = self._document(items)
         self.results_path = str(self.writer.finish(doc, list(self.lines.values())))
         self._write_report(doc)
         mode = str(self.config.getoption("agenteval_exit"))

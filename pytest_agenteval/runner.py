@@ -120,6 +120,10 @@ class Runner:
         self._engine_error: AgentError | None = None
         self._cases: list[CaseItem] | None = None
         self.link = self._link()
+        from .report.pytest_html import wants_extras
+
+        #: pytest-html is writing a report: each item carries its evidence as an extra
+        self.extras = wants_extras(config)
 
     def _link(self) -> WorkerLink | None:
         """An xdist worker's link to its controller (stop and crash notices, sent journal)."""
@@ -178,11 +182,22 @@ class Runner:
             props = junit_properties(item.payload)
             report.user_properties += props
             item.user_properties += props  # junitxml reads them from the teardown report
+            if self.extras:
+                self._add_extra(report, item.payload)
         elif isinstance(item, LoadErrorItem) and isinstance(item.parent, CaseFile):
             # a case file whose items are missing from the run (a broken ledger file is
             # its own item's error, and every case file reports the ledger's defects too)
             report.agenteval_unloadable = item.nodeid.split("::", 1)[0]  # type: ignore[attr-defined]
         return report
+
+    @staticmethod
+    def _add_extra(report: pytest.TestReport, payload: dict[str, Any]) -> None:
+        from pytest_html import extras
+
+        from .report.pytest_html import item_extra
+
+        report.extras = [*getattr(report, "extras", []),  # type: ignore[attr-defined]
+                         extras.html(item_extra(payload))]
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_to_serializable(self, report: Any) -> Generator[None, Any, Any]:
@@ -298,18 +313,26 @@ class Runner:
 
 
 def junit_properties(payload: dict[str, Any]) -> list[tuple[str, str]]:
-    """Per-item JUnit properties: verdict, latency, failed rule ids, intent, judge verdict and
-    scores, task success level, completion and parts, termination, error kind."""
+    """Per-item properties (``user_properties``, so JUnit's): every layer — verdict, kind,
+    behaviour, priority, trial, latency, failed rule ids, intent expected and predicted (per
+    turn for a scenario, ``|``-separated), judge verdict and scores, task success level,
+    completion and parts, termination, error kind."""
     turns = payload["turns"]
-    failed = [row["rule_id"] for t in turns for row in t["rules"] if row["status"] == "failed"]
+    failed = list(dict.fromkeys(row["rule_id"] for t in turns for row in t["rules"]
+                                if row["status"] == "failed"))
     latency = sum(t["latency_ms"] for t in turns)
-    props = [("agenteval_verdict", payload["status"]),
+    props = [("agenteval_verdict", payload["status"]), ("agenteval_kind", payload["kind"]),
+             ("agenteval_behavior", ",".join(payload.get("behaviors") or ())),
+             ("agenteval_priority", str(payload.get("priority") or "")),
              ("agenteval_latency_ms", f"{latency:.1f}"),
              ("agenteval_failed_rules", ",".join(failed))]
-    if payload["kind"] == "case" and turns:
-        intent = turns[0]["intent"]
-        props += [("agenteval_intent_expected", str(intent["expected"] or "")),
-                  ("agenteval_intent_predicted", str(intent["predicted"] or ""))]
+    if payload.get("trial") is not None:
+        # 1-based, as in the node id ``ID[t2]``
+        props.append(("agenteval_trial", f"{payload['trial'] + 1}/{payload.get('trials')}"))
+    intents = [t["intent"] for t in turns]
+    props += [("agenteval_intent_expected", "|".join(str(i["expected"] or "") for i in intents)),
+              ("agenteval_intent_predicted",
+               "|".join(str(i["predicted"] or "") for i in intents))]
     judge = payload.get("judge") or {}
     props.append(("agenteval_judge", str(judge.get("status", "not_evaluated"))))
     if judge.get("scores"):

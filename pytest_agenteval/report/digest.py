@@ -63,6 +63,8 @@ class Digest:
     def __init__(self) -> None:
         self.strings: list[str] = [""]
         self._index: dict[str, int] = {"": 0}
+        self._json: dict[str, int] = {}
+        self._rows: dict[tuple[Any, ...], list[Any]] = {}
         #: each case as JSON text: strings cost the garbage collector nothing, a case's
         #: lists and dicts would, for the rest of the run
         self.cases: list[str] = []
@@ -90,11 +92,17 @@ class Digest:
         return i
 
     def _json_ref(self, value: Any) -> int | None:
+        """The ref of ``value`` as JSON text; the same knowledge comes on every turn of a
+        file, so it is looked up by its ``repr`` (half the cost of encoding it again)."""
         if value is None:
             return None
-        if value == {} or value == []:
+        if not value:
             return 0
-        return self.ref(json.dumps(value, ensure_ascii=False, sort_keys=True))
+        key = repr(value)
+        ref = self._json.get(key)
+        if ref is None:
+            ref = self._json[key] = self.ref(json.dumps(value, ensure_ascii=False))
+        return ref
 
     def _judge(self, j: dict[str, Any] | None) -> list[Any] | None:
         if not j:
@@ -107,10 +115,17 @@ class Digest:
                 [self.ref(f) for f in j.get("flagged") or ()] or None]
 
     def _rule(self, row: dict[str, Any]) -> list[Any]:
-        flags = (1 if row.get("veto") else 0) | (2 if row.get("origin") == "ledger" else 0)
-        return [self.ref(row["rule_id"]), self.ref(row["type"]), STATUS.get(row["status"], "n"),
+        """A rule row as ``[rule_id, type, status, reason, evidence, flags, trigger, layer]``;
+        most rows repeat whole from case to case, so each is packed once."""
+        key = tuple(row.values())  # its fields, in the record's order (one C call)
+        packed = self._rows.get(key)
+        if packed is None:
+            flags = (1 if row.get("veto") else 0) | (2 if row.get("origin") == "ledger" else 0)
+            packed = self._rows[key] = [
+                self.ref(row["rule_id"]), self.ref(row["type"]), STATUS.get(row["status"], "n"),
                 self.ref(row.get("reason")), self.ref(clip(row.get("evidence") or "", 600)),
                 flags, self.ref(row.get("trigger")), self.ref(row.get("layer") or "L1")]
+        return packed
 
     def _intent(self, it: dict[str, Any] | None) -> list[Any] | None:
         if not it:

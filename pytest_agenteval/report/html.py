@@ -37,8 +37,13 @@ def _link(case_id: str) -> str:
     return f'<a href="#case={quote(case_id, safe="")}" class="case-link">{P.h(case_id)}</a>'
 
 
-def _links(ids: list[str], w: Words, n: int = 3) -> str:
-    shown = ", ".join(_link(i) for i in ids[:n])
+def _named(case_id: str) -> str:
+    """An item named where it cannot be linked to (pytest-html's summary)."""
+    return f"<code>{P.h(case_id)}</code>"
+
+
+def _links(ids: list[str], w: Words, n: int = 3, link: bool = True) -> str:
+    shown = ", ".join((_link if link else _named)(i) for i in ids[:n])
     rest = len(ids) - n
     return shown + (f' <span class="t3">({P.h(w("more", n=rest))})</span>' if rest > 0 else "")
 
@@ -56,12 +61,20 @@ class _Report:
     """The sections of one report, each a method returning HTML."""
 
     def __init__(self, doc: Mapping[str, Any], digest: Digest, w: Words,
-                 titles: Mapping[str, str]) -> None:
+                 titles: Mapping[str, str], link: bool = True) -> None:
         self.doc, self.digest, self.w, self.titles = doc, digest, w, titles
+        #: items are links into the case ledger (not in pytest-html's summary: no ledger)
+        self.link = link
         self.m: Mapping[str, Any] = doc.get("metrics") or {}
         self.gate: Mapping[str, Any] = doc.get("gate") or {}
         self.run: Mapping[str, Any] = doc.get("run") or {}
         self.comp: Mapping[str, Any] = doc.get("completeness") or {}
+
+    def _links(self, ids: list[str], n: int = 3) -> str:
+        return _links(ids, self.w, n, self.link)
+
+    def _item(self, case_id: str) -> str:
+        return _link(case_id) if self.link else _named(case_id)
 
     # -- head ----------------------------------------------------------------------------------
 
@@ -183,7 +196,7 @@ class _Report:
             if red and ids:
                 title = self.titles.get(red.group(1), "")
                 text = (f"<code>{P.h(red.group(1))}</code> {P.h(title)} — "
-                        f"{P.h(w('concl.cases_n', n=len(ids)))}<br>{_links(ids, w)}")
+                        f"{P.h(w('concl.cases_n', n=len(ids)))}<br>{self._links(ids)}")
             else:
                 text = P.h(c.get("reason") or check)
             lines.append(text)
@@ -244,7 +257,7 @@ class _Report:
         w = self.w
         ranked = sorted(self.digest.defects.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         lines = [f"{P.h(self._defect_title(key))} — {P.h(w('concl.cases_n', n=len(ids)))}"
-                 f"<br>{_links(ids, w)}" for key, ids in ranked[:8]]
+                 f"<br>{self._links(ids)}" for key, ids in ranked[:8]]
         if len(ranked) > 8:
             lines.append(P.h(w("more", n=len(ranked) - 8)))
         return self._card(w("concl.defects"), lines or [P.h(w("concl.no_defects"))],
@@ -330,7 +343,7 @@ class _Report:
             rows.append([P.badge(status, w.status(status)), f"<code>{P.h(rid)}</code>",
                          P.h(self.titles.get(rid, "")), P.num(v.get("items_evaluated")),
                          P.num(v.get("items_failed")), P.rate(v.get("pass_rate"), w("na")),
-                         _links(failing, w, 5) if failing else ""])
+                         self._links(failing, 5) if failing else ""])
         body = (P.table(["", w("redlines.rule"), w("redlines.title"), w("redlines.evaluated"),
                          w("redlines.failed"), w("redlines.pass_rate"), w("redlines.cases")],
                         rows, numeric=(3, 4)) if rows
@@ -455,10 +468,10 @@ class _Report:
         pairs = w("quality.pairs", rate=P.rate(rb.get("pair_consistency")),
                   n=rb.get("pairs", 0), groups=rb.get("groups", 0))
         inc = rb.get("inconsistent") or []
-        inc_rows = [[P.h(x.get("group")), _link(str(x.get("clean"))) + " "
+        inc_rows = [[P.h(x.get("group")), self._item(str(x.get("clean"))) + " "
                      + P.badge(str(x.get("clean_status")), w.status(str(x.get("clean_status"))))
                      + f' <span class="t3">{P.h(x.get("clean_label") or "")}</span>',
-                     _link(str(x.get("variant"))) + " "
+                     self._item(str(x.get("variant"))) + " "
                      + P.badge(str(x.get("variant_status")),
                                w.status(str(x.get("variant_status"))))
                      + f' <span class="t3">{P.h(x.get("variant_label") or "")}</span>']
@@ -491,7 +504,7 @@ class _Report:
         ks = P.bars([(f"pass^{row.get('k')}", row.get("value"), "passed")
                      for row in st.get("pass_hat_k") or ()])
         flaky = st.get("flaky_cases") or []
-        flaky_rows = [[_link(str(f.get("id"))), P.h(w("stability.passed_of", c=f.get("passed"),
+        flaky_rows = [[self._item(str(f.get("id"))), P.h(w("stability.passed_of", c=f.get("passed"),
                                                       n=f.get("trials")))] for f in flaky[:50]]
         spread = st.get("judge_scores") or {}
         spread_rows = [[P.h(d), P.h(P.num(v.get("mean"))), P.h(P.num(v.get("std"))),
@@ -520,7 +533,7 @@ class _Report:
         ) if kinds else ""
         groups = sv.get("error_groups") or []
         group_rows = [[P.num(g.get("count")), f"<code>{P.h(g.get('kind'))}</code>",
-                       P.h(g.get("detail")), _links([str(i) for i in g.get("items") or ()], w)]
+                       P.h(g.get("detail")), self._links([str(i) for i in g.get("items") or ()])]
                       for g in groups[:20]]
         group_table = (f'<h3>{P.h(w("service.groups"))}</h3>' + P.table(
             ["n", w("service.kind"), "detail", ""], group_rows)) if group_rows else ""
@@ -574,7 +587,7 @@ class _Report:
             if q.get("fact_risk"):
                 dims += ("; " if dims else "") + f"fact_risk: {q.get('fact_risk_reason') or ''}"
             status = str(q.get("status"))
-            rows.append([_link(str(q.get("case"))), P.num((q.get("turn") or 0) + 1),
+            rows.append([self._item(str(q.get("case"))), P.num((q.get("turn") or 0) + 1),
                          P.badge(status, w.status(status)), P.h(dims),
                          f'<span class="small">{P.h(q.get("reply"))}</span>'])
         more = (f'<p class="t3">{P.h(w("more", n=len(queue) - 500))}</p>'
@@ -634,6 +647,14 @@ def build_report(doc: Mapping[str, Any], digest: Digest, lang: str | None = "zh"
     data = (P.json_block("agenteval-data", digest.json_text())
             + P.json_block("agenteval-words", w.for_script()))
     return P.page(w("title"), w.lang, body, data)
+
+
+def summary_sections(doc: Mapping[str, Any], digest: Digest, lang: str | None,
+                     titles: Mapping[str, str] | None = None) -> str:
+    """The gate, conclusions and main tables, for another page (pytest-html's summary)."""
+    r = _Report(doc, digest, words(lang), titles or {}, link=False)
+    return ('<div class="agenteval">' + r.gate_section() + r.redlines() + r.intent()
+            + r.task() + r.judge() + "</div>")
 
 
 def write_report(path: Path, doc: Mapping[str, Any], digest: Digest, lang: str | None,
