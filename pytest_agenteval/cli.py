@@ -1,5 +1,5 @@
 """The ``agenteval`` command: ``lint`` case files, print a ``schema``, generate ``docs``,
-``calibrate`` the judge against human scores, ``cache clear``."""
+``calibrate`` the judge against human scores, ``cache clear``, ``compare`` two runs."""
 
 from __future__ import annotations
 
@@ -131,7 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     p_cache.add_argument("action", choices=["clear"])
     p_cache.add_argument("--config", default=None,
                          help="agenteval.yaml (default: ./agenteval.yaml)")
+    _add_compare(sub)
     args = parser.parse_args(argv)
+    if args.command == "compare":
+        return compare(args)
     if args.command == "calibrate":
         return calibrate(args.anchors, args.config, args.threshold, args.min_n, args.no_cache,
                          args.json)
@@ -142,6 +145,42 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "docs":
         return docs(args.ledger)
     return schema(args.what)
+
+
+def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "compare", help="compare two runs: comparability, changed items, metric deltas with "
+        "95%% intervals, new red-line failures; the exit status is a CI gate",
+        description="Compare run A (the baseline) with run B. Exit 0: no new red-line failure, "
+        "regressions within --max-regressions, no metric worse than its --max-drop; 1: that "
+        "gate failed; 2: usage error; 3: the runs are not comparable.")
+    p.add_argument("a", help="run A: a results.json, a run folder or reports/latest")
+    p.add_argument("b", help="run B: a results.json, a run folder or reports/latest")
+    p.add_argument("--html", default=None, metavar="OUT.html",
+                   help="also write a self-contained HTML page")
+    p.add_argument("--json", default=None, metavar="OUT.json",
+                   help="also write the comparison as JSON")
+    p.add_argument("--lang", choices=["zh", "en"], default=None,
+                   help="language of the HTML page (default: run A's language, else zh)")
+    p.add_argument("--max-regressions", type=int, default=0, metavar="N",
+                   help="regressed items allowed (default 0)")
+    p.add_argument("--max-drop", action="append", default=[], metavar="METRIC=X",
+                   help="fail when METRIC is worse in B by more than X (a share for rates: "
+                   "success_rate=0.02 is 2 points; ms for latency_p95_ms); repeatable")
+    p.add_argument("--significant-only", action="store_true",
+                   help="a rate's drop counts only when its 95%% interval excludes 0")
+    p.add_argument("--allow-incomparable", action="store_true",
+                   help="apply the gate (exit 0/1) even when the runs are not comparable")
+
+
+def compare(args: argparse.Namespace) -> int:
+    """``agenteval compare``: see :mod:`pytest_agenteval.report.compare`."""
+    from .report.compare import run
+
+    return run(args.a, args.b, html=args.html, json_out=args.json, lang=args.lang,
+               max_regressions=args.max_regressions, max_drop=args.max_drop,
+               significant_only=args.significant_only,
+               allow_incomparable=args.allow_incomparable)
 
 
 def calibrate(anchors: str, config: str | None, threshold: float, min_n: int, no_cache: bool,
