@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 import textwrap
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy  # noqa: F401  (see below)
@@ -9,6 +14,11 @@ import pytest
 import sklearn.metrics  # noqa: F401
 
 from agents import FakeAgent
+
+# selenium (the browser tests) brings trio, whose "hypothesis" entry point registers a Random
+# each time hypothesis is imported; in-process pytester runs re-import it and hypothesis warns
+# that the Random may vanish: not ours, so no plugins of hypothesis's in the tests' runs
+os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
 
 # In-process pytester runs drop the modules they imported when they end; numpy's C
 # core cannot be loaded twice in one process, so the metrics' numpy and scikit-learn
@@ -85,3 +95,49 @@ def _registry_restored() -> Iterator[None]:
     for registry, before in zip(kept, saved, strict=True):
         registry.clear()
         registry.update(before)
+
+
+# -- screenshots of the browser tests (tests/browser.py), named at the end of the run --------
+
+_SCREENSHOTS: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call":
+        _SCREENSHOTS.extend(str(v) for k, v in report.user_properties if k == "screenshot")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _SCREENSHOTS:
+        terminalreporter.write_sep("-", "screenshots")
+        for path in _SCREENSHOTS:
+            terminalreporter.write_line(path)
+
+
+@dataclass(frozen=True)
+class ShippedRun:
+    """One run of the shipped example suite (the README's main job) with every artefact."""
+
+    root: Path
+    run_dir: Path
+    stdout: str
+
+    def artefacts(self) -> list[Path]:
+        return [*sorted(self.run_dir.iterdir()), self.root / "run.html", self.root / "junit.xml"]
+
+
+@pytest.fixture(scope="session")
+def shipped_run(tmp_path_factory: pytest.TempPathFactory) -> ShippedRun:
+    """``pytest cases/ -n 2 --html … --junitxml …`` on a copy of the shipped suite, once."""
+    root = tmp_path_factory.mktemp("shipped")
+    for name in ("cases", "rules"):
+        shutil.copytree(PROJECT / name, root / name)
+    shutil.copy(PROJECT / "agenteval.yaml", root / "agenteval.yaml")
+    (root / "pytest.ini").write_text("[pytest]\nagenteval_paths = cases\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "cases", "-n", "2", "-p", "no:benchmark",
+         "--html=run.html", "--self-contained-html", "--junitxml=junit.xml"],
+        cwd=root, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    run_dir = next((root / "reports").glob("2*"))
+    return ShippedRun(root, run_dir, done.stdout + done.stderr)
