@@ -29,7 +29,9 @@ prints only judge rows, each followed by ``judge calls: N (expected N)``
 
 * ``bare client + judge`` — the floor: per case, within a semaphore of
   ``concurrency``, the agent call as above then one judge call through
-  ``openai.AsyncOpenAI`` (``response_format: json_object``, no retries);
+  ``openai.AsyncOpenAI`` (no retries) that sends the very request the plugin
+  sent for a case (recorded in a first plugin run, printed as the warm-up row),
+  so the judge server does the same work for both;
 * ``no xdist`` and ``-n W`` — the plugin, each turn judged as soon as it is answered.
 
 There ``window`` runs from the first agent request to the last judge reply,
@@ -160,10 +162,18 @@ def bare_client(agent: TimedAgent, cases: int, concurrency: int) -> dict[str, fl
             "max_in_flight": agent.max_in_flight}
 
 
-def bare_client_judge(agent: TimedAgent, judge: JudgeServer, cases: int,
-                      concurrency: int) -> dict[str, float]:
-    """The judge's floor: per case the agent call, then one judge call through the OpenAI
-    SDK, both inside one slot of ``concurrency``; no pytest at all."""
+#: the chat-completion parameters the SDK takes by name; any other key of a recorded body
+#: (a provider's own, such as ``thinking``) goes in ``extra_body``
+_SDK_KEYS = frozenset({"model", "messages", "response_format", "temperature", "max_tokens",
+                       "seed", "top_p"})
+
+
+def bare_client_judge(agent: TimedAgent, judge: JudgeServer, cases: int, concurrency: int,
+                      bodies: list[dict[str, object]]) -> dict[str, float]:
+    """The judge's floor: per case the agent call, then the very judge request the plugin
+    sent for that case (``bodies``: the same prompt, schema and parameters, so the judge
+    server does the same work) through the OpenAI SDK, both inside one slot of
+    ``concurrency``; no pytest at all."""
     import asyncio
 
     import aiohttp
@@ -174,13 +184,14 @@ def bare_client_judge(agent: TimedAgent, judge: JudgeServer, cases: int,
         client = openai.AsyncOpenAI(base_url=judge.base_url, api_key="x", max_retries=0)
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as s:
             async def one(i: int) -> None:
+                body = bodies[i % len(bodies)]
+                named = {k: v for k, v in body.items() if k in _SDK_KEYS}
+                extra = {k: v for k, v in body.items() if k not in _SDK_KEYS}
                 async with sem:
                     async with s.post(agent.url, json={"input": f"你好{i}", "case_id": str(i),
                                                        "turn_index": 0}) as r:
                         await r.read()
-                    await client.chat.completions.create(
-                        model=JUDGE_MODEL, messages=[{"role": "user", "content": "x"}],
-                        response_format={"type": "json_object"})
+                    await client.chat.completions.create(**named, extra_body=extra or None)
             await asyncio.gather(*(one(i) for i in range(cases)))
         await client.close()
 
@@ -245,9 +256,13 @@ def judge_rows(args: argparse.Namespace, agent: TimedAgent, judge: JudgeServer,
           f"N·(latency + judge latency)/concurrency = {bound:.3f} s · ratio = window / "
           "bare client + judge window")
     header()
-    floor = bare_client_judge(agent, judge, args.cases, args.concurrency)
+    # the plugin's judge requests first, so that the floor sends exactly the same ones
+    warm = run(root, agent, [], args.cases, judge)
+    bodies = [c["body"] for c in judge.chat_calls]
+    floor = bare_client_judge(agent, judge, args.cases, args.concurrency, bodies)
     row("bare client + judge", floor, 1.0)
     judge_calls(judge, args.cases)
+    row("no xdist (warm-up)", warm, warm["window"] / floor["window"])
     for label, extra in [("no xdist", []), *xdist_row(args.workers)]:
         assert extra is not None
         r = run(root, agent, extra, args.cases, judge)
