@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -14,11 +13,6 @@ import pytest
 import sklearn.metrics  # noqa: F401
 
 from agents import FakeAgent
-
-# selenium (the browser tests) brings trio, whose "hypothesis" entry point registers a Random
-# each time hypothesis is imported; in-process pytester runs re-import it and hypothesis warns
-# that the Random may vanish: not ours, so no plugins of hypothesis's in the tests' runs
-os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
 
 # In-process pytester runs drop the modules they imported when they end; numpy's C
 # core cannot be loaded twice in one process, so the metrics' numpy and scikit-learn

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import chromium, errors_in_console, screenshot, wait_for  # noqa: F401
+from browser import chromium, screenshot  # noqa: F401
 
 BOT = '''\
 def reply(turn):
@@ -42,36 +42,36 @@ def report(pytester: pytest.Pytester) -> Path:
 
 def test_filter_expand_and_the_failed_rule_row_with_the_agents_markup_as_text(
         chromium, report, record_property) -> None:  # noqa: F811
-    from selenium.webdriver.common.by import By
-
-    chromium.get(report.as_uri())
-    rows = wait_for(lambda: chromium.find_elements(By.CSS_SELECTOR, "#ledger .row"))
-    assert len(rows) == 3
-    chromium.find_element(By.CSS_SELECTOR, '.chips button[data-status="failed"]').click()
-    rows = wait_for(lambda: [r for r in chromium.find_elements(By.CSS_SELECTOR, "#ledger .row")
-                             if r.is_displayed()])
-    assert [r.get_attribute("data-case") for r in rows] == ["PRICE-1"]
-    rows[0].find_element(By.CSS_SELECTOR, ".head").click()
-    failed = wait_for(lambda: rows[0].find_elements(
-        By.CSS_SELECTOR, 'table.rules tr[data-status="failed"]'))
-    assert [f.get_attribute("data-rule") for f in failed] == ["PRICE-1:keyword_match#1"]
-    assert "微信" in failed[0].text  # the evidence, on the highlighted row
-    reply = rows[0].find_element(By.CSS_SELECTOR, ".say.agent .txt").text
+    page = chromium
+    page.goto(report.as_uri())
+    rows = page.locator("#ledger .row")
+    rows.first.wait_for()
+    assert rows.count() == 3
+    page.click('.chips button[data-status="failed"]')
+    assert [rows.nth(i).get_attribute("data-case") for i in range(rows.count())] == ["PRICE-1"]
+    row = rows.first
+    row.locator(".head").click()
+    failed = row.locator('table.rules tr[data-status="failed"]')
+    failed.first.wait_for()
+    assert failed.count() == 1
+    assert failed.first.get_attribute("data-rule") == "PRICE-1:keyword_match#1"
+    assert "微信" in failed.first.inner_text()  # the evidence, on the highlighted row
+    reply = row.locator(".say.agent .txt").inner_text()
     assert "<script>window.__pwned = 1</script>" in reply and "onerror=" in reply
-    assert "139****5678" in reply and "13912345678" not in chromium.page_source
-    assert chromium.execute_script("return window.__pwned === undefined")
-    assert chromium.find_elements(By.CSS_SELECTOR, "#ledger img, #ledger script") == []
-    assert errors_in_console(chromium) == []
-    chromium.execute_script("arguments[0].scrollIntoView()", rows[0])
-    shot = screenshot(chromium, "report-failed-case", record_property)
+    assert "139****5678" in reply and "13912345678" not in page.content()
+    assert page.evaluate("window.__pwned === undefined")
+    assert page.locator("#ledger img, #ledger script").count() == 0
+    assert page.errors == []
+    row.scroll_into_view_if_needed()
+    shot = screenshot(page, "report-failed-case", record_property)
     assert shot.stat().st_size > 10_000
 
 
 def test_a_case_link_opens_that_case_and_all_comes_back(chromium, report) -> None:  # noqa: F811
-    from selenium.webdriver.common.by import By
-
-    chromium.get(report.as_uri() + "#case=PRICE-1")
-    rows = wait_for(lambda: chromium.find_elements(By.CSS_SELECTOR, "#ledger .row .detail"))
-    assert len(rows) == 1
-    chromium.find_element(By.XPATH, "//div[@class='more']/button").click()
-    assert len(wait_for(lambda: chromium.find_elements(By.CSS_SELECTOR, "#ledger .row"))) == 3
+    page = chromium
+    page.goto(report.as_uri() + "#case=PRICE-1")
+    page.locator("#ledger .row .detail").first.wait_for()
+    assert page.locator("#ledger .row").count() == 1
+    page.click("#ledger .more button")
+    page.locator("#ledger .row").nth(2).wait_for()
+    assert page.locator("#ledger .row").count() == 3

@@ -10,7 +10,7 @@ import unicodedata
 
 import pytest
 
-from browser import chromium, errors_in_console, screenshot, wait_for  # noqa: F401
+from browser import chromium, screenshot  # noqa: F401
 
 pytestmark = pytest.mark.data
 
@@ -71,18 +71,21 @@ def test_the_run_names_its_report_and_keeps_it_small(shipped_run) -> None:
 
 def test_the_shipped_suites_report_opens_with_the_gate_and_conclusions(
         chromium, shipped_run, record_property) -> None:  # noqa: F811
-    from selenium.webdriver.common.by import By
-
-    chromium.get((shipped_run.run_dir / "report.html").as_uri())
-    gate = wait_for(lambda: chromium.find_elements(By.ID, "gate-result"))[0]
-    height = chromium.execute_script("return window.innerHeight")
-    conclusions = chromium.find_element(By.ID, "conclusions")
+    page = chromium
+    page.goto((shipped_run.run_dir / "report.html").as_uri())
+    gate = page.locator("#gate-result")
+    gate.wait_for()
+    height = page.evaluate("window.innerHeight")
+    box = gate.bounding_box()
     assert gate.get_attribute("data-result") == "EXPLORATORY"
-    assert gate.rect["y"] + gate.rect["height"] < height
-    assert conclusions.rect["y"] < height * 0.75  # the conclusions start on the first screen
-    cards = [c.text for c in conclusions.find_elements(By.CSS_SELECTOR, ".card h3")]
-    assert cards == ["数据有效性", "阻断项", "核心能力", "主要缺陷", "回归范围"]
-    screenshot(chromium, "report-first-screen", record_property)
-    count = wait_for(lambda: chromium.find_element(By.CSS_SELECTOR, "#ledger .count").text)
-    assert count.startswith("显示 100 / 239")  # a page of rows, not 239 expanded trees
-    assert errors_in_console(chromium) == []
+    assert box is not None and box["y"] + box["height"] < height
+    conclusions = page.locator("#conclusions")
+    top = conclusions.bounding_box()
+    assert top is not None and top["y"] < height * 0.75  # they start on the first screen
+    assert conclusions.locator(".card h3").all_inner_texts() == [
+        "数据有效性", "阻断项", "核心能力", "主要缺陷", "回归范围"]
+    screenshot(page, "report-first-screen", record_property)
+    count = page.locator("#ledger .count")
+    count.wait_for()
+    assert count.inner_text().startswith("显示 100 / 239")  # a page of rows, not 239 trees
+    assert page.errors == []
