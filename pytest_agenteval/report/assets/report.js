@@ -288,7 +288,8 @@
       box.appendChild(say(w("error"), s(t.er[0]) + ": " + t.er[1], "err-t"));
     }
     if (t.re !== null && t.re !== undefined) { box.appendChild(say(w("reply"), t.re, "agent")); }
-    if (t.kn !== 0) { box.appendChild(fold(w("knowledge"), pretty(t.kn))); }
+    // a turn's knowledge: shown when it has some, or when a later turn of a scenario has none
+    if (t.kn !== 0 && (t.kn !== null || i > 0)) { box.appendChild(fold(w("knowledge"), pretty(t.kn))); }
     if (t.ex) { box.appendChild(fold(w("extra"), pretty(t.ex))); }
     if (t.xp) { box.appendChild(fold(w("expected"), pretty(t.xp))); }
     if (t.fx.length) {
