@@ -62,6 +62,21 @@ class Budget:
         return turns + (self.task_call_s if plan.task is not None else 0.0)
 
 
+class StartError(Exception):
+    """What could not be started (the target adapter, the judge, the simulated user), and why."""
+
+    def __init__(self, what: str, cause: Exception) -> None:
+        super().__init__(f"could not start {what}: {type(cause).__name__}: {cause}")
+        self.what = what
+
+
+def _started(what: str, make: Callable[[], T]) -> T:
+    try:
+        return make()
+    except Exception as exc:
+        raise StartError(what, exc) from exc
+
+
 class Engine:
     """Runs :class:`ItemPlan` conversations concurrently on a private event loop."""
 
@@ -110,9 +125,10 @@ class Engine:
                      make_judge: Callable[[], Judge | None] | None,
                      make_simulator: Callable[[], Simulator | None] | None) -> None:
         self._sem = asyncio.Semaphore(self.concurrency)
-        self._adapter = make_adapter()
-        self._judge = make_judge() if make_judge is not None else None
-        self._simulator = make_simulator() if make_simulator is not None else None
+        self._adapter = _started("the target adapter", make_adapter)
+        self._judge = _started("the judge", make_judge) if make_judge is not None else None
+        self._simulator = (_started("the simulated user", make_simulator)
+                           if make_simulator is not None else None)
 
     async def _run(self, key: str, plan: ItemPlan, trial: int) -> ItemResult:
         assert self._sem is not None and self._adapter is not None

@@ -46,6 +46,8 @@ def preflight(project: Project, nodeids: Sequence[str] = ()) -> None:
     if errors:
         lines = "\n".join(str(e) for e in errors)
         raise pytest.UsageError(f"agenteval: {_whom(errors)} cannot be called:\n{lines}")
+    if project.judge_config is not None or project.simulator_config is not None:
+        _client_importable()
     if project.judge_config is not None:
         try:
             _ = project.rubric
@@ -58,6 +60,18 @@ def preflight(project: Project, nodeids: Sequence[str] = ()) -> None:
             f"agenteval: {len(simulated)} simulated scenario(s) (e.g. {simulated[0]}) need a "
             "model to play the user: add judge: or simulator: (model, base_url, api_key_env) "
             "to agenteval.yaml")
+
+
+def _client_importable() -> None:
+    """The judge's and the simulator's client (the ``openai`` package) can be imported: a
+    broken installation is one usage error, not an ERROR blamed on each item."""
+    try:
+        import openai  # noqa: F401
+    except Exception as exc:
+        raise pytest.UsageError(
+            f"agenteval: the judge cannot be called: the openai package cannot be imported "
+            f"({type(exc).__name__}: {exc}); reinstall it (pip install --force-reinstall "
+            "openai) or remove judge: and simulator: from agenteval.yaml") from None
 
 
 def _whom(errors: Sequence[SourceError]) -> str:
@@ -222,7 +236,7 @@ class Runner:
 
     def engine(self) -> Engine | None:
         if self._engine is None and self._engine_error is None:
-            from .engine import Engine
+            from .engine import Engine, StartError
             from .model.results import AgentError
 
             judge = self.project.judge_config
@@ -231,6 +245,10 @@ class Runner:
                                       self.concurrency(), self._budget(), self.link,
                                       self._make_judge if judge is not None else None,
                                       self._make_simulator)
+            except StartError as exc:  # the agent's side, or ours (the judge, the simulator)
+                kind = {"the judge": "judge", "the simulated user": "simulator"}.get(exc.what,
+                                                                                     "connection")
+                self._engine_error = AgentError(kind=kind, detail=str(exc))
             except Exception as exc:
                 self._engine_error = AgentError(
                     kind="connection",

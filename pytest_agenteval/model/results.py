@@ -56,10 +56,11 @@ __all__ = [
 ItemStatus = Literal["passed", "failed", "review", "error"]
 RuleStatus = Literal["passed", "failed", "not_applicable", "error"]
 ErrorKind = Literal["timeout", "http_status", "bad_body", "connection", "rule", "not_resent",
-                    "simulator"]
+                    "simulator", "judge"]
 #: error kinds that are ours, not the agent's: a rule type raised (the agent answered), a
-#: crashed worker's conversation not re-sent, the simulated user failed (nothing was sent)
-INFRA_KINDS: frozenset[str] = frozenset({"rule", "not_resent", "simulator"})
+#: crashed worker's conversation not re-sent, the simulated user failed or the judge could
+#: not be started (nothing was sent)
+INFRA_KINDS: frozenset[str] = frozenset({"rule", "not_resent", "simulator", "judge"})
 JudgeStatus = Literal["passed", "review", "failed", "not_evaluated"]
 SuccessLevel = Literal["success", "partial", "failure"]
 #: why L2 was not evaluated on a turn
