@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import Field
 
+from ..model.cases import DIMENSIONS
 from ..model.results import ItemResult, JudgeResult
 from ._family import Family, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
 from .summary import percentile
@@ -167,8 +168,10 @@ def _dimensions(judged: Sequence[Unit],
     for _, v in judged:
         for dim, score in (v.scores or {}).items():
             dist[dim]["null" if score is None else str(score)] += 1
+    # the rubric's seven in their order, then a rubric's own dimensions by name
+    order = [d for d in DIMENSIONS if d in dist] + sorted(d for d in dist if d not in DIMENSIONS)
     out = {}
-    for d in sorted(dist):
+    for d in order:
         values = [s for _, s in scores.get(d, [])]
         out[d] = DimensionMean(mean=mean(values), n=len(values), distribution={
             k: dist[d].get(k, 0) for k in ("1", "2", "3", "4", "5", "null")})
