@@ -1,5 +1,6 @@
 """The ``agenteval`` command: ``lint`` case files, print a ``schema``, generate ``docs``,
-``calibrate`` the judge against human scores, ``cache clear``, ``compare`` two runs."""
+``calibrate`` the judge against human scores, ``cache clear``, ``compare`` two runs,
+``merge`` the records of a sharded run."""
 
 from __future__ import annotations
 
@@ -132,9 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     p_cache.add_argument("--config", default=None,
                          help="agenteval.yaml (default: ./agenteval.yaml)")
     _add_compare(sub)
+    _add_merge(sub)
     args = parser.parse_args(argv)
     if args.command == "compare":
         return compare(args)
+    if args.command == "merge":
+        return merge(args)
     if args.command == "calibrate":
         return calibrate(args.anchors, args.config, args.threshold, args.min_n, args.no_cache,
                          args.json)
@@ -171,6 +175,38 @@ def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                    help="a rate's drop counts only when its 95%% interval excludes 0")
     p.add_argument("--allow-incomparable", action="store_true",
                    help="apply the gate (exit 0/1) even when the runs are not comparable")
+
+
+def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "merge", help="merge the run records of the shards of one run (--agenteval-shard i/n) "
+        "into one record: metrics, completeness and gate recomputed as for a single run",
+        description="Merge the records of the N shards of one run into OUT_DIR (results.json, "
+        "results.jsonl, report.html). A missing shard makes the run incomplete, which blocks "
+        "the gate. Exit 0: the merged gate is not BLOCK; 1: it is BLOCK; 2: usage error "
+        "(including records that are not the shards of one run, without --force).")
+    p.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write the merged record to")
+    p.add_argument("inputs", metavar="RECORD", nargs="+",
+                   help="a shard's results.json, its run folder or reports/latest")
+    p.add_argument("--config", default=None, metavar="agenteval.yaml",
+                   help="the project whose rules/gates.yaml decides the gate (default: the "
+                   "records' rootdir, else ./agenteval.yaml)")
+    p.add_argument("--rules-dir", default=None, metavar="DIR",
+                   help="the rules folder (gates.yaml, taxonomy.yaml, business-rules.yaml) "
+                   "to use instead of the project's")
+    p.add_argument("--force", action="store_true",
+                   help="merge records that differ (collection, dataset, ledger, rubric, "
+                   "judge model, repeat count) or are no shard records")
+    p.add_argument("--lang", choices=["zh", "en"], default=None,
+                   help="language of report.html (default: the records' language)")
+
+
+def merge(args: argparse.Namespace) -> int:
+    """``agenteval merge``: see :mod:`pytest_agenteval.report.merge`."""
+    from .report.merge import run
+
+    return run(args.out_dir, args.inputs, config=args.config, rules_dir=args.rules_dir,
+               force=args.force, lang=args.lang)
 
 
 def compare(args: argparse.Namespace) -> int:

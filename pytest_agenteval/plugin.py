@@ -32,7 +32,8 @@ _MARKERS = (
     "select with -m \"behavior(label='PHONE_PROVIDED')\"",
 )
 #: options that mean nothing when the plugin is inactive (given anyway: a usage error)
-_OWN_OPTIONS = ("agenteval_target", "agenteval_reports_dir", "agenteval_concurrency")
+_OWN_OPTIONS = ("agenteval_target", "agenteval_reports_dir", "agenteval_concurrency",
+                "agenteval_shard")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,12 +61,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="under -n with --dist load: 'owned' gives each worker a fixed share "
                     "of the case items so it can run them ahead (default); 'off' keeps "
                     "xdist's own scheduler and runs items as they arrive.")
+    group.addoption("--agenteval-shard", metavar="I/N", type=_shard, default=None,
+                    help="run only shard I of N (1 ≤ I ≤ N) of the case and scenario items, "
+                    "balanced by expected turns; the same on every machine. Combine the N run "
+                    "records with 'agenteval merge'.")
     group.addoption("--agenteval-lang", choices=("zh", "en"), default=None,
                     help="language of report.html and of the pytest-html and compare pages "
                     "(default: language: in agenteval.yaml, else zh).")
     parser.addini("agenteval_paths", type="paths",
                   help="folders (relative to the rootdir) whose YAML files are case files; "
                   "setting it turns the plugin on.", default=[])
+
+
+def _shard(text: str) -> Any:
+    """``--agenteval-shard``'s value: an invalid one is argparse's usage error, which names
+    the option."""
+    import argparse
+
+    from .shard import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -110,7 +128,9 @@ def _role(config: pytest.Config) -> str:
     if hasattr(config, "workerinput"):
         return "worker"
     if config.pluginmanager.hasplugin("dsession") or (
-        config.getoption("dist", "no") != "no" and config.getoption("numprocesses", None)
+        config.getoption("dist", "no") != "no"
+        # -n N, or --tx alone (remote workers: --tx socket=… --dist load)
+        and (config.getoption("numprocesses", None) or config.getoption("tx", None))
     ):
         return "controller"
     return "single"
@@ -137,6 +157,11 @@ def _activate(config: pytest.Config) -> None:
 
         runner = config.stash[RUNNER] = Runner(project, config, role)
         plugins += [(Collection(project), "agenteval-collection"), (runner, "agenteval-runner")]
+        shard = config.getoption("agenteval_shard", None)
+        if shard is not None:
+            from .shard import Sharding
+
+            plugins.append((Sharding(shard), "agenteval-shard"))
     if role != "worker":
         from .recorder import Recorder
 
@@ -189,6 +214,9 @@ class Dispatch:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        from .shard import take_worker_output
+
+        take_worker_output(node.config, node)  # run.shard, as the workers selected it
         if error is not None and self.link is not None:
             self.link.crashed()  # from now on, no worker re-sends what the dead one sent
 

@@ -239,6 +239,7 @@ class Recorder:
                  f"-m {get('markexpr', '')}" if get("markexpr", "") else "",
                  "--lf" if get("lf", False) else "",
                  "--deselect" if get("deselect", None) else "",
+                 f"--agenteval-shard {get('agenteval_shard')}" if get("agenteval_shard") else "",
                  "node ids" if any("::" in str(a) for a in self.config.args) else ""]
         named = [p for p in parts if p]
         return self.project.masker.text(", ".join(named)) if named else None
@@ -328,6 +329,11 @@ class Recorder:
             language=cfg.model.language,
             duration_s=round(time.perf_counter() - self._t0, 3),
         ))
+        from .shard import run_meta
+
+        shard = run_meta(self.config, len(self.expected or []))
+        if shard is not None:  # --agenteval-shard: which share of the collection this is
+            meta["shard"] = shard
         return meta
 
     def _judge_info(self) -> dict[str, Any]:

@@ -98,6 +98,13 @@ def _incomplete(completeness: Completeness) -> list[str]:
              + ", ".join(missing[:10])] if missing else []
     heads += [f"incomplete run: {len(broken)} case file(s) could not be loaded: "
               + ", ".join(broken[:10])] if broken else []
+    if completeness.missing_shards:
+        heads.append("incomplete run: no record of shard(s) "
+                     + ", ".join(str(i) for i in completeness.missing_shards)
+                     + " (agenteval merge): their items are not in this run")
+    if completeness.merge_conflicts:
+        heads.append("incomplete run: the merged records are not the shards of one run "
+                     f"(merged with --force): {completeness.merge_conflicts[0]}")
     if completeness.duplicates:
         heads.append("incomplete run: items reported twice: "
                      + ", ".join(completeness.duplicates[:10]))

@@ -364,4 +364,8 @@ class Completeness(_Result):
     duplicates: list[str] = Field(default_factory=list)
     collection_errors: list[str] = Field(default_factory=list)
     stopped_early: bool = False
+    #: a merged record (``agenteval merge``): the shards (1-based) whose record is missing,
+    #: and what the merged records do not share (merged anyway with ``--force``)
+    missing_shards: list[int] = Field(default_factory=list)
+    merge_conflicts: list[str] = Field(default_factory=list)
     complete: bool = True

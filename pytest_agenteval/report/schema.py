@@ -81,6 +81,47 @@ class RunOptions(_Doc):
     exit: str
 
 
+class ShardInfo(_Doc):
+    """``run.shard``: the share of the collection a ``--agenteval-shard i/n`` run selected."""
+
+    index: int
+    count: int
+    #: this shard's case and scenario items, and their expected turns
+    items: int
+    weight: int | None
+    #: the same over every shard, and a hash of the partitioned items with their weights
+    #: (``None`` when no worker lived to tell them)
+    total_items: int | None = None
+    total_weight: int | None = None
+    collection_sha256: str | None = None
+
+
+class MergedShard(_Doc):
+    """One record that ``agenteval merge`` combined."""
+
+    path: str
+    index: int | None
+    count: int | None
+    items: int
+    received: int
+    complete: bool
+    started: str | None = None
+    duration_s: float | None = None
+
+
+class MergedInfo(_Doc):
+    """``run.merged``: the shard records a merged record was made from."""
+
+    shards: int | None
+    given: list[MergedShard]
+    #: the shard indexes (1-based) that no given record holds, and those given twice
+    missing: list[int]
+    repeated: list[int]
+    #: what differs between the records (merged anyway with ``--force``)
+    differences: list[str]
+    forced: bool
+
+
 class RunInfo(_Doc):
     """``run``: what ran, on what data, with which versions and options."""
 
@@ -99,6 +140,10 @@ class RunInfo(_Doc):
     options: RunOptions
     language: str
     duration_s: float
+    #: with ``--agenteval-shard`` only
+    shard: ShardInfo | None = None
+    #: in a record made by ``agenteval merge`` only
+    merged: MergedInfo | None = None
 
 
 class FlatRuleRow(RuleRow):

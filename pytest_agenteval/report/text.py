@@ -143,6 +143,10 @@ def _incomplete_lines(completeness: Completeness) -> list[str]:
         lines.append(f"INCOMPLETE: {len(completeness.collection_errors)} case file(s) could not"
                      f" be loaded{'' if missing else why}: "
                      + ", ".join(completeness.collection_errors))
+    if completeness.missing_shards:
+        lines.append("INCOMPLETE: no record of shard(s) "
+                     + ", ".join(str(i) for i in completeness.missing_shards))
+    lines += [f"INCOMPLETE: merged with --force: {c}" for c in completeness.merge_conflicts]
     if completeness.duplicates:
         lines.append(f"INCOMPLETE: reported twice: {', '.join(completeness.duplicates)}")
     return lines
