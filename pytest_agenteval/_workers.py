@@ -15,6 +15,15 @@ makes it and hands its path to each worker in ``workerinput``):
   other journals, and an item already sent becomes an ERROR of kind
   ``not_resent`` instead of a second conversation (a second lead, a second
   booking).
+
+A worker on another host (``--tx socket=…``, ``--tx ssh=…``) cannot reach that
+folder. It runs with a :class:`BlindLink` instead: no stop watch (Ctrl-C on the
+controller ends its calls only when xdist tears its gateway down), no journal,
+and — under the owned scheduling, where a case item that a worker does not own
+reaches it only as a crashed worker's leftover — it sends no leftover at all,
+since it cannot tell which of them the dead worker had sent: each becomes an
+ERROR of kind ``not_resent``. "No conversation is sent twice" still holds; the
+dead worker's unsent items are not run (the run is incomplete anyway).
 """
 
 from __future__ import annotations
@@ -25,10 +34,11 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-__all__ = ["WORKERINPUT_KEY", "ControllerLink", "WorkerLink"]
+__all__ = ["WORKERINPUT_KEY", "BlindLink", "ControllerLink", "WorkerLink"]
 
 WORKERINPUT_KEY = "agenteval_link"
 _STOP, _CRASHED, _SENT = "stop", "crashed", "sent-"
@@ -77,6 +87,15 @@ class WorkerLink:
     def sending(self, key: str) -> None:
         """Journal ``key`` as sent; one unbuffered append, so a crash right after keeps it."""
         os.write(self._fd, f"{key}\n".encode())
+
+    def refusal(self, key: str) -> str | None:
+        """Why ``key`` must not be sent (a crashed worker sent it already), else ``None``."""
+        sender = self.sent_by(key)
+        if sender is None:
+            return None
+        return (f"not sent again: worker {sender} sent this conversation to the agent and "
+                "crashed before reporting it; a second send could repeat what the agent did "
+                "(a lead, a booking)")
 
     def sent_by(self, key: str) -> str | None:
         """The worker that already sent ``key``, once a worker has crashed (else ``None``)."""
@@ -127,6 +146,48 @@ class WorkerLink:
         if fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+class BlindLink(WorkerLink):
+    """A worker's side when the controller's folder is out of reach (a worker on another
+    host): nothing to watch or journal, and no leftover of another worker is sent.
+
+    Only for the owned scheduling: ``cases`` gives the case items of the collection in
+    order, whose k-th belongs to ``gw{k mod workers}``.
+    """
+
+    def __init__(self, worker_id: str, workers: int,
+                 cases: Callable[[], Sequence[Any]]) -> None:  # no folder: no super().__init__
+        self.worker_id = worker_id
+        self.workers = workers
+        self._cases = cases
+        self._owners: dict[str, str] | None = None
+        self._fd = -1
+        self._done = threading.Event()
+        self.on_stop = None
+
+    def refusal(self, key: str) -> str | None:
+        if self._owners is None:
+            from .scheduling import owner_of
+
+            self._owners = {it.nodeid: owner_of(k, self.workers)
+                            for k, it in enumerate(self._cases())}
+        owner = self._owners.get(key)
+        if owner is None or owner == self.worker_id:
+            return None
+        return (f"not sent: worker {owner}, which owned this conversation, crashed, and this "
+                f"worker ({self.worker_id}, on another host than the controller) cannot read "
+                "its journal of sent conversations, so it may have sent it already; a second "
+                "send could repeat what the agent did (a lead, a booking)")
+
+    def sent_by(self, key: str) -> str | None:
+        return None
+
+    def sending(self, key: str) -> None:
+        pass
+
+    def watch(self) -> None:
+        pass
 
 
 def _interrupt_main() -> None:

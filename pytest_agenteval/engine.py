@@ -138,12 +138,10 @@ class Engine:
             self._started[key] = time.monotonic()
             self._unstarted.pop(key, None)
             if self._link is not None:
-                sender = self._link.sent_by(key)
-                if sender is not None:  # a crashed worker's leftover it had already sent
+                refusal = self._link.refusal(key)
+                if refusal is not None:  # a crashed worker's leftover it had (or may have) sent
                     return start_failure(plan, judged=self._judged, error=AgentError(
-                        kind="not_resent", detail=f"not sent again: worker {sender} sent this "
-                        "conversation to the agent and crashed before reporting it; a second "
-                        "send could repeat what the agent did (a lead, a booking)"))
+                        kind="not_resent", detail=refusal))
                 self._link.sending(key)
             # an adapter's own exceptions are agent errors (run_plan); anything else raised
             # here is a fault of the plugin's, not the agent's: the item shows it

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ._stash import WIRE
-from ._workers import WORKERINPUT_KEY, WorkerLink
+from ._workers import WORKERINPUT_KEY, BlindLink, WorkerLink
 from .items import CaseFile, CaseItem, LoadErrorItem
 from .scheduling import Mode, Prefetch
 
@@ -149,8 +149,11 @@ class Runner:
             return None
         try:
             return WorkerLink(folder, str(wi.get("workerid", "gw?")))
-        except OSError:  # the controller's folder is gone: run without the link
-            return None
+        except OSError:  # the controller's folder is gone, or on another host (--tx socket=)
+            if self.prefetch.mode != "owned":
+                return None
+            return BlindLink(str(wi.get("workerid", "gw?")), self.prefetch.workers,
+                             lambda: self._cases or [])
 
     def _prefetch(self) -> Prefetch:
         if self.role != "worker":
