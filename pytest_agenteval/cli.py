@@ -21,10 +21,14 @@ __all__ = ["main"]
 
 
 def _files(paths: list[str]) -> Iterator[Path]:
+    """The case files under ``paths``; a folder's own ``dataset.yaml`` is its manifest."""
+    from .model.dataset import MANIFEST_NAME
+
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            yield from sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml"))
+            yield from sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml")
+                              and not (q.name == MANIFEST_NAME and q.parent == p))
         else:
             yield p
 
@@ -65,6 +69,7 @@ def lint(paths: list[str], config: str | None = None) -> int:
         project = _project(root, config)
         _ = project.ledger, project.taxonomy  # the rules the case files are checked against
         _ = project.gates  # red lines against the ledger, labels against the taxonomy
+        _ = project.manifest  # the dataset's dataset.yaml, when there is one
     except ConfigError as exc:
         print(exc)
         return 1

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import LoadedConfig, load_config
 from .ledger import LEDGER_NAME
+from .model.dataset import MANIFEST_NAME
 from .privacy import Masker
 from .yamlio import Location, SourceError, locate
 
@@ -24,11 +25,12 @@ if TYPE_CHECKING:
     from .judge.rubric import Rubric
     from .ledger import Ledger
     from .model.config import JudgeConfig
+    from .model.dataset import DatasetManifest
     from .model.gates import GatesFile
     from .plan import ItemPlan
     from .taxonomy import Taxonomy
 
-__all__ = ["LOAD_ITEM", "IdRegistry", "Project"]
+__all__ = ["LOAD_ITEM", "IdRegistry", "Project", "load_manifest"]
 
 T = TypeVar("T")
 
@@ -178,6 +180,20 @@ class Project:
         p = Path(path)
         return p if p.is_absolute() else base / p
 
+    @property
+    def manifest(self) -> tuple[DatasetManifest | None, str | None]:
+        """The dataset's manifest (``dataset.yaml`` in the first case root that has one) and
+        its file; ``(None, None)`` without one. A broken one raises ``ConfigError``."""
+
+        def load() -> tuple[DatasetManifest | None, str | None]:
+            for root in self.case_roots:
+                path = root / MANIFEST_NAME
+                if path.is_file():
+                    return load_manifest(path, self.rootdir), locate(path, self.rootdir)
+            return None, None
+
+        return self._once("manifest", load)
+
     def rule_titles(self) -> dict[str, str]:
         """Each ledger rule's title by its id (none when the ledger cannot be loaded)."""
         try:
@@ -207,6 +223,8 @@ class Project:
         resolved = path.resolve()
         if resolved.is_relative_to(self.rules_dir.resolve()):
             return False  # ledger, taxonomy, gates, rubric: never case files
+        if path.name == MANIFEST_NAME and resolved.parent in self.case_roots:
+            return False  # the dataset's manifest
         return resolved in self.explicit or any(resolved.is_relative_to(r)
                                                 for r in self.case_roots)
 
@@ -233,6 +251,20 @@ class Project:
         taxonomy = self.taxonomy  # a broken taxonomy or ledger is this file's error too
         labels = taxonomy.labels if taxonomy.source is not None else None
         return load_case_file(path, locate(path, self.rootdir), self.ledger, labels)
+
+
+def load_manifest(path: Path, rootdir: Path | None = None) -> DatasetManifest:
+    """Load a ``dataset.yaml``; raise ``ConfigError`` naming file, line and field."""
+    from .config import ConfigError
+    from .model import MultiSourceError, validate_at
+    from .model.dataset import DatasetManifest
+    from .yamlio import load_yaml
+
+    try:
+        doc = load_yaml(path, locate(path, rootdir) if rootdir else str(path))
+        return validate_at(DatasetManifest, doc.data or {}, doc)
+    except (SourceError, MultiSourceError) as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _explicit_files(config: pytest.Config) -> list[Path]:

@@ -308,7 +308,7 @@ class Recorder:
             complete=not missing and not self.duplicates and not self.unloadable)
 
     def _run_meta(self, items: list[ItemResult]) -> dict[str, Any]:
-        from .report.record import dataset_fingerprint, file_sha256
+        from .report.record import file_sha256
         from .yamlio import locate
 
         project, cfg = self.project, self.project.config
@@ -318,7 +318,7 @@ class Recorder:
         meta: dict[str, Any] = project.masker.data(self.writer.run_metadata(
             rootdir=str(project.rootdir),
             config_file=locate(cfg.path, project.rootdir) if cfg.path else None,
-            dataset=dataset_fingerprint(project.rootdir, files),
+            dataset=self._dataset(files),
             target=cfg.describe_target(),
             judge=self._judge_info(),
             rules={"taxonomy": locate(taxonomy_path, project.rootdir)
@@ -335,6 +335,21 @@ class Recorder:
         if shard is not None:  # --agenteval-shard: which share of the collection this is
             meta["shard"] = shard
         return meta
+
+    def _dataset(self, files: list[str]) -> dict[str, Any]:
+        """The case files and their hashes, with the manifest's name and version (SPEC 7)."""
+        from .config import ConfigError
+        from .report.record import dataset_fingerprint
+
+        out = dataset_fingerprint(self.project.rootdir, files)
+        try:
+            manifest, source = self.project.manifest
+        except ConfigError:  # reported by agenteval lint; the record still has the hashes
+            manifest, source = None, None
+        out.update(name=manifest.name if manifest else None,
+                   version=manifest.version if manifest else None,
+                   parent=manifest.parent if manifest else None, manifest=source)
+        return out
 
     def _judge_info(self) -> dict[str, Any]:
         """The judge as the run record shows it: model, endpoint, rubric and its hash."""

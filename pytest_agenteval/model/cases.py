@@ -139,8 +139,21 @@ class _Item(Strict):
     challenge: str = "none"
     source: Literal["real", "synthetic", "llm"] = "synthetic"
     review_status: Literal["candidate", "reviewed"] = "candidate"
+    #: who reviewed it and when (``YYYY-MM-DD``): ``agenteval lint`` asks both of a
+    #: ``reviewed`` case
+    reviewed_by: str | None = None
+    reviewed_at: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    #: the case's own version; when it changes, ``change_reason`` says why
+    #: (``agenteval dataset diff`` asks it of every changed case)
+    version: str | None = None
+    change_reason: str | None = None
     tags: list[str] = Field(default_factory=list)
     pair: Pair | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_text(cls, v: object) -> object:
+        return str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
 
     @field_validator("id")
     @classmethod

@@ -204,8 +204,10 @@ def _dataset(pieces: Sequence[Piece]) -> dict[str, Any]:
     total = hashlib.sha256()
     for name in sorted(files):
         total.update(f"{name}\0{files[name]}\n".encode())
+    first = _get(pieces[0].run, "dataset") if pieces else None
+    named = {k: (first or {}).get(k) for k in ("name", "version", "parent", "manifest")}
     return {"files": [{"path": n, "sha256": files[n]} for n in sorted(files)],
-            "sha256": total.hexdigest() if files else None}
+            "sha256": total.hexdigest() if files else None, **named}
 
 
 # -- the project (gate file, taxonomy, ledger) -------------------------------------------------

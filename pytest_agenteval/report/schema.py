@@ -45,6 +45,11 @@ class Dataset(_Doc):
 
     files: list[DatasetFile]
     sha256: str | None
+    #: from the dataset's manifest (``cases/dataset.yaml``), when there is one
+    name: str | None = None
+    version: str | None = None
+    parent: str | None = None
+    manifest: str | None = None
 
 
 class JudgeInfo(_Doc):
