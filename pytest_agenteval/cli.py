@@ -85,17 +85,25 @@ def lint(paths: list[str], config: str | None = None, strict: bool = False) -> i
     return report.exit_status(strict)
 
 
-def schema(what: str = "cases") -> int:
-    """Print a JSON Schema: of a case and a scenario (``cases``), or of ``results.json``."""
+def schema(what: str = "cases", write: str | None = None) -> int:
+    """Print (or ``write`` to a file) a JSON Schema: of a case file (``cases``: its
+    ``defaults``, ``cases`` and ``scenarios``, for editors), or of ``results.json``."""
     if what == "results":
         from .report.schema import results_schema
 
         doc = results_schema()
     else:
-        from .model.cases import Case, Scenario
+        from .model.file_schema import case_file_schema
 
-        doc = {"case": Case.model_json_schema(), "scenario": Scenario.model_json_schema()}
-    print(json.dumps(doc, ensure_ascii=False, indent=2))
+        doc = case_file_schema()
+    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    if write is None:
+        sys.stdout.write(text)
+        return 0
+    path = Path(write)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"agenteval schema: wrote {path}", file=sys.stderr)
     return 0
 
 
@@ -109,9 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     p_lint.add_argument("--config", default=None, help="agenteval.yaml (default: ./agenteval.yaml)")
     p_lint.add_argument("--strict", action="store_true",
                         help="warnings fail too (exit 1), not only errors")
-    p_schema = sub.add_parser("schema", help="print a JSON Schema: of case files (cases, "
-                              "the default) or of the run record (results)")
+    p_schema = sub.add_parser("schema", help="print a JSON Schema: of a case file (cases, "
+                              "the default: defaults, cases and scenarios) or of the run "
+                              "record (results)")
     p_schema.add_argument("what", nargs="?", choices=["cases", "results"], default="cases")
+    p_schema.add_argument("-o", "--write", default=None, metavar="PATH",
+                          help="write the schema to PATH (e.g. docs/schema/cases.schema.json) "
+                          "instead of printing it")
     p_docs = sub.add_parser("docs", help="print generated reference docs (markdown)")
     p_docs.add_argument("what", choices=["rules"])
     p_docs.add_argument("--ledger", default="rules/business-rules.yaml")
@@ -146,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return lint(args.paths, args.config, args.strict)
     if args.command == "docs":
         return docs(args.ledger)
-    return schema(args.what)
+    return schema(args.what, args.write)
 
 
 def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
