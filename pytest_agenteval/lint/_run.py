@@ -52,25 +52,25 @@ def find_manifest(project: Project, folders: Iterable[Path] = ()) -> ManifestRef
 
 
 def _load(project: Project, paths: Sequence[Path],
-          report: LintReport) -> list[tuple[int, LintFile | None, list[SourceError]]]:
+          report: LintReport) -> list[tuple[LintFile | None, list[SourceError]]]:
     """Each file loaded (or its located errors), ids claimed across the files."""
     from ..project import IdRegistry
 
     ids = IdRegistry()  # lint's own: a run's collection has claimed the project's already
-    out: list[tuple[int, LintFile | None, list[SourceError]]] = []
-    for n, path in enumerate(paths):
+    out: list[tuple[LintFile | None, list[SourceError]]] = []
+    for path in paths:
         try:
             loaded = project.load_case_items(path)
         except SourceError as exc:
-            out.append((n, None, [exc]))
+            out.append((None, [exc]))
             continue
         except MultiSourceError as exc:
-            out.append((n, None, exc.errors))
+            out.append((None, exc.errors))
             continue
         clashes = ids.claim([(i.plan.id, i.location) for i in loaded.items])
         report.items += len(loaded.items) - len(clashes)
         text = path.read_text(encoding="utf-8-sig")
-        out.append((n, LintFile(path, loaded, text, project), clashes))
+        out.append((LintFile(path, loaded, text, project), clashes))
     return out
 
 
@@ -92,24 +92,32 @@ def _file_findings(f: LintFile) -> list[Finding]:
     found = CHECKS.run("file", f)
     for item in f.loaded.items:
         found += CHECKS.run("item", ItemView(f, item))
-    return sorted(found, key=lambda x: x.location.line or 0)
+    return found
+
+
+def _in_order(entries: list[Finding | SourceError], paths: Sequence[Path],
+              project: Project) -> list[Finding | SourceError]:
+    """By file (in the order linted, the manifest last), then by line."""
+    rank = {locate(p, project.rootdir): n for n, p in enumerate(paths)}
+    return sorted(entries, key=lambda e: (rank.get(e.location.file, len(rank)),
+                                          e.location.line or 0))
 
 
 def lint_files(project: Project, paths: Sequence[Path],
                manifest: ManifestRef | None = None) -> LintReport:
     """Load ``paths`` as case files and run every registered check on them."""
     report = LintReport()
-    ordered: list[Finding | SourceError] = []
+    entries: list[Finding | SourceError] = []
     files: list[LintFile] = []
-    for _, f, errors in _load(project, paths, report):
-        ordered += errors
+    for f, errors in _load(project, paths, report):
+        entries += errors
         if f is not None:
             files.append(f)
-            ordered += _file_findings(f)
+            entries += _file_findings(f)
     members, partial = _members(manifest, files)
     dataset = Dataset(project, files, manifest, partial, members)
-    ordered += CHECKS.run("dataset", dataset)
-    for entry in ordered:
+    entries += CHECKS.run("dataset", dataset)
+    for entry in _in_order(entries, paths, project):
         is_warning = isinstance(entry, Finding) and entry.severity == "warning"
         (report.warnings if is_warning else report.errors).append(str(entry))
     report.matrix = matrix([item for _, item in dataset.items()])
