@@ -53,9 +53,9 @@ def test_schema_is_json_for_a_whole_case_file() -> None:
     doc = json.loads(_agenteval(ROOT, "schema").stdout)
     assert set(doc["properties"]) == {"defaults", "cases", "scenarios"}
     assert doc["additionalProperties"] is False
-    assert doc["properties"]["cases"]["items"] == {"$ref": "#/$defs/Case"}
-    assert doc["$defs"]["Case"]["additionalProperties"] is False
-    assert "turns" in doc["$defs"]["Scenario"]["properties"]
+    assert doc["properties"]["cases"]["items"] == {"$ref": "#/definitions/Case"}
+    assert doc["definitions"]["Case"]["additionalProperties"] is False
+    assert "turns" in doc["definitions"]["Scenario"]["properties"]
 
 
 def test_docs_schema_cases_json_is_current(tmp_path: Path) -> None:

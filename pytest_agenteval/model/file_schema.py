@@ -27,7 +27,10 @@ from .cases import Case, Scenario
 
 __all__ = ["case_file_schema"]
 
-_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+#: draft-07, the newest the YAML language server (VS Code's YAML extension) fully supports;
+#: the schema uses no later keyword
+_DIALECT = "http://json-schema.org/draft-07/schema#"
+_DEFS = "#/definitions/"
 _SCALAR_TEXT = ["string", "number", "boolean"]
 _AS_TEXT = TEXT_KEYS | {"version"}
 
@@ -79,8 +82,8 @@ class _Partial:
         out = {k: (v if k in ("items", "prefixItems") else self(v))
                for k, v in node.items() if k != "required"}
         ref = out.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            name = ref.removeprefix("#/$defs/")
+        if isinstance(ref, str) and ref.startswith(_DEFS):
+            name = ref.removeprefix(_DEFS)
             if name not in self.needed:
                 self.needed.append(name)
             out["$ref"] = f"{ref}Partial"
@@ -107,13 +110,12 @@ def _defaults(defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def case_file_schema() -> dict[str, Any]:
-    """The JSON Schema (2020-12) of a case file."""
-    schema = _CaseFile.model_json_schema()
-    defs: dict[str, Any] = schema["$defs"]
+    """The JSON Schema (draft-07) of a case file."""
+    schema = _CaseFile.model_json_schema(ref_template=_DEFS + "{model}")
+    defs: dict[str, Any] = schema.pop("$defs")
     judge = defs["JudgeOverride"]
     defs["JudgeOverride"] = {"anyOf": [judge, {"type": "boolean"}],
                              "description": judge.get("description", "")}
-    _walk(schema)
+    _walk(defs)
     schema["properties"]["defaults"] = _defaults(defs)
-    schema["$defs"] = dict(sorted(defs.items()))
-    return {"$schema": _DIALECT, **schema}
+    return {"$schema": _DIALECT, **schema, "definitions": dict(sorted(defs.items()))}
