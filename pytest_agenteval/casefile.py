@@ -8,6 +8,7 @@ list of fixes.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,29 @@ from .model.cases import Case, CaseFileModel, Scenario
 from .plan import ItemPlan, RuleBindError, compile_case, compile_scenario
 from .yamlio import Location, SourceError, YamlDoc, load_yaml
 
-__all__ = ["deep_merge", "load_case_file"]
+__all__ = ["LoadedFile", "LoadedItem", "deep_merge", "load_case_file", "load_case_items"]
 
 _CASE_FIELDS = frozenset(Case.model_fields)
 _SCENARIO_FIELDS = frozenset(Scenario.model_fields)
+
+
+@dataclass(frozen=True)
+class LoadedItem:
+    """One item of a case file: where it is, its validated model (defaults merged) and
+    its compiled plan."""
+
+    where: tuple[str, int]
+    model: Case | Scenario
+    plan: ItemPlan
+    location: Location
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    """A loaded case file: the document (values and lines) and its items."""
+
+    doc: YamlDoc
+    items: list[LoadedItem]
 
 
 def load_case_file(path: Path, display: str, ledger: Ledger | None = None,
@@ -31,7 +51,15 @@ def load_case_file(path: Path, display: str, ledger: Ledger | None = None,
     them is an error of its line: it would otherwise be a phantom label in the
     intent metrics.
     """
-    return _entries(load_yaml(path, display), ledger, labels)
+    return [(i.plan, i.location) for i in _entries(load_yaml(path, display), ledger, labels)]
+
+
+def load_case_items(path: Path, display: str, ledger: Ledger | None = None,
+                    labels: Sequence[str] | None = None) -> LoadedFile:
+    """As :func:`load_case_file`, keeping the document and each item's model (for
+    ``agenteval lint``, which checks what the items mean)."""
+    doc = load_yaml(path, display)
+    return LoadedFile(doc, _entries(doc, ledger, labels))
 
 
 def deep_merge(base: Any, override: Any) -> Any:
@@ -48,7 +76,7 @@ def deep_merge(base: Any, override: Any) -> Any:
 
 
 def _entries(doc: YamlDoc, ledger: Ledger | None,
-             labels: Sequence[str] | None) -> list[tuple[ItemPlan, Location]]:
+             labels: Sequence[str] | None) -> list[LoadedItem]:
     if doc.data is None:
         raise SourceError(doc.at(()), "empty file; add 'cases:' or 'scenarios:'")
     if not isinstance(doc.data, dict):
@@ -61,7 +89,7 @@ def _entries(doc: YamlDoc, ledger: Ledger | None,
         SourceError(doc.at(("defaults", key)), "not a field of a case or a scenario; remove it"
                     " or fix its spelling", f"defaults.{key}")
         for key in top.defaults if key not in _CASE_FIELDS | _SCENARIO_FIELDS]
-    out: list[tuple[ItemPlan, Location]] = []
+    out: list[LoadedItem] = []
     # each default goes to the items that have such a field (`knowledge:` to scenarios,
     # `request:` to cases, `priority:` to both)
     case_defaults = {k: v for k, v in top.defaults.items() if k in _CASE_FIELDS}
@@ -80,6 +108,7 @@ def _entries(doc: YamlDoc, ledger: Ledger | None,
         raise MultiSourceError(errors)
     return out
 
+
 def _unknown_labels(doc: YamlDoc, where: tuple[str, int], item: Case | Scenario,
                     labels: Sequence[str]) -> list[SourceError]:
     expectations: list[tuple[tuple[str | int, ...], str | None]] = (
@@ -94,7 +123,7 @@ def _unknown_labels(doc: YamlDoc, where: tuple[str, int], item: Case | Scenario,
 
 def _one(doc: YamlDoc, where: tuple[str, int], model: type[Case] | type[Scenario],
          data: dict[str, Any], ledger: Ledger | None,
-         labels: Sequence[str] | None) -> tuple[ItemPlan, Location]:
+         labels: Sequence[str] | None) -> LoadedItem:
     item = validate_at(model, data, doc, where)
     if labels is not None:
         unknown = _unknown_labels(doc, where, item, labels)
@@ -107,5 +136,5 @@ def _one(doc: YamlDoc, where: tuple[str, int], model: type[Case] | type[Scenario
         raise MultiSourceError([
             SourceError(doc.at((*where, *path)), msg, field_name((*where, *path)))
             for path, msg in exc.problems]) from None
-    return plan, doc.at(where)
+    return LoadedItem(where, item, plan, doc.at(where))
 

@@ -55,13 +55,17 @@ def _project(root: Path, config: str | None) -> Project:
     return Project(root, load_config(root, config))
 
 
-def lint(paths: list[str], config: str | None = None) -> int:
-    """Validate case files exactly as collection does; print every error. Exit 1 on any.
+def lint(paths: list[str], config: str | None = None, strict: bool = False) -> int:
+    """Validate case files as collection does and check what they mean; exit 1 on any error
+    (with ``strict``, on any warning too).
 
-    The project (agenteval.yaml, the ledger and the taxonomy under its rules
-    folder) is the one of the current folder, as for a pytest run there.
+    Errors go to stdout one a line, then the warnings (``warning: …``); the coverage matrix
+    and the count of items, errors and warnings go to stderr. The project (agenteval.yaml,
+    the ledger and the taxonomy under its rules folder) is the one of the current folder,
+    as for a pytest run there.
     """
     from .config import ConfigError
+    from .lint import find_manifest, lint_files
 
     root = Path.cwd()
     _load_conftest(root)
@@ -69,56 +73,57 @@ def lint(paths: list[str], config: str | None = None) -> int:
         project = _project(root, config)
         _ = project.ledger, project.taxonomy  # the rules the case files are checked against
         _ = project.gates  # red lines against the ledger, labels against the taxonomy
-        _ = project.manifest  # the dataset's dataset.yaml, when there is one
-    except ConfigError as exc:
+        manifest = find_manifest(project, [Path(p) for p in paths if Path(p).is_dir()])
+    except (ConfigError, SourceError, MultiSourceError) as exc:
         print(exc)
         return 1
-    except (SourceError, MultiSourceError) as exc:
-        print(exc)
-        return 1
-    errors: list[SourceError] = []
-    items = 0
-    for path in _files(paths):
-        try:
-            entries = project.load_case_file(path)
-        except SourceError as exc:
-            errors.append(exc)
-            continue
-        except MultiSourceError as exc:
-            errors += exc.errors
-            continue
-        clashes = project.ids.claim([(plan.id, loc) for plan, loc in entries])
-        errors += clashes
-        items += len(entries) - len(clashes)
-    for err in errors:
-        print(err)
-    print(f"{items} items, {len(errors)} errors", file=sys.stderr)
-    return 1 if errors else 0
+    report = lint_files(project, list(_files(paths)), manifest)
+    for line in [*report.errors, *report.warnings]:
+        print(line)
+    print(report.matrix, *report.notes, sep="\n", file=sys.stderr)
+    print(report.summary(), file=sys.stderr)
+    return report.exit_status(strict)
 
 
-def schema(what: str = "cases") -> int:
-    """Print a JSON Schema: of a case and a scenario (``cases``), or of ``results.json``."""
+def schema(what: str = "cases", write: str | None = None) -> int:
+    """Print (or ``write`` to a file) a JSON Schema: of a case file (``cases``: its
+    ``defaults``, ``cases`` and ``scenarios``, for editors), or of ``results.json``."""
     if what == "results":
         from .report.schema import results_schema
 
         doc = results_schema()
     else:
-        from .model.cases import Case, Scenario
+        from .model.file_schema import case_file_schema
 
-        doc = {"case": Case.model_json_schema(), "scenario": Scenario.model_json_schema()}
-    print(json.dumps(doc, ensure_ascii=False, indent=2))
+        doc = case_file_schema()
+    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    if write is None:
+        sys.stdout.write(text)
+        return 0
+    path = Path(write)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"agenteval schema: wrote {path}", file=sys.stderr)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agenteval", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p_lint = sub.add_parser("lint", help="validate case files without running them")
+    p_lint = sub.add_parser("lint", help="validate case files and check what they mean "
+                            "(knowledge points, pairs, histories, personal data, reviews, "
+                            "labels and rule ids, the declared mix) without running them")
     p_lint.add_argument("paths", nargs="+", help="case files or folders")
     p_lint.add_argument("--config", default=None, help="agenteval.yaml (default: ./agenteval.yaml)")
-    p_schema = sub.add_parser("schema", help="print a JSON Schema: of case files (cases, "
-                              "the default) or of the run record (results)")
+    p_lint.add_argument("--strict", action="store_true",
+                        help="warnings fail too (exit 1), not only errors")
+    p_schema = sub.add_parser("schema", help="print a JSON Schema: of a case file (cases, "
+                              "the default: defaults, cases and scenarios) or of the run "
+                              "record (results)")
     p_schema.add_argument("what", nargs="?", choices=["cases", "results"], default="cases")
+    p_schema.add_argument("-o", "--write", default=None, metavar="PATH",
+                          help="write the schema to PATH (e.g. docs/schema/cases.schema.json) "
+                          "instead of printing it")
     p_docs = sub.add_parser("docs", help="print generated reference docs (markdown)")
     p_docs.add_argument("what", choices=["rules"])
     p_docs.add_argument("--ledger", default="rules/business-rules.yaml")
@@ -150,10 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "cache":
         return cache_clear(args.config)
     if args.command == "lint":
-        return lint(args.paths, args.config)
+        return lint(args.paths, args.config, args.strict)
     if args.command == "docs":
         return docs(args.ledger)
-    return schema(args.what)
+    return schema(args.what, args.write)
 
 
 def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

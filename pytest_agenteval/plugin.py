@@ -33,7 +33,7 @@ _MARKERS = (
 )
 #: options that mean nothing when the plugin is inactive (given anyway: a usage error)
 _OWN_OPTIONS = ("agenteval_target", "agenteval_reports_dir", "agenteval_concurrency",
-                "agenteval_shard")
+                "agenteval_shard", "agenteval_lint")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -65,6 +65,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run only shard I of N (1 ≤ I ≤ N) of the case and scenario items, "
                     "balanced by expected turns; the same on every machine. Combine the N run "
                     "records with 'agenteval merge'.")
+    group.addoption("--agenteval-lint", action="store_true", default=None,
+                    help="before any agent call, lint the collected case files as "
+                    "'agenteval lint' does: an error stops the run (usage error, exit 4) "
+                    "and lists them; warnings are printed.")
     group.addoption("--agenteval-lang", choices=("zh", "en"), default=None,
                     help="language of report.html and of the pytest-html and compare pages "
                     "(default: language: in agenteval.yaml, else zh).")
@@ -173,6 +177,10 @@ def _activate(config: pytest.Config) -> None:
             plugins.append((HtmlHooks(recorder), "agenteval-pytest-html"))
     if role == "controller":
         plugins.append((Dispatch(project), "agenteval-dispatch"))
+    if role != "worker" and config.getoption("agenteval_lint"):
+        from .lint._gate import LintGate
+
+        plugins.append((LintGate(project, role), "agenteval-lint"))
     for plugin, name in plugins:
         config.pluginmanager.register(plugin, name)
 

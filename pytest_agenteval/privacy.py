@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from .model.results import ItemResult
 
-__all__ = ["Masker", "clip"]
+__all__ = ["Masker", "PersonalDatum", "clip"]
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
 # ID card (18, last may be X) before phones, so a phone inside it is not matched first.
@@ -83,6 +84,32 @@ def _digits(text: str) -> str:
     return re.sub(r"\D", "", unicodedata.normalize("NFKC", text))
 
 
+_Kind = Literal["phone", "id_number", "email"]
+#: what :meth:`Masker.find` looks for after spoken numbers, in this order
+_FINDERS: tuple[tuple[_Kind, re.Pattern[str]], ...] = (
+    ("email", _EMAIL), ("id_number", _ID_CARD), ("phone", _PHONE))
+
+
+@dataclass(frozen=True)
+class PersonalDatum:
+    """A phone number, ID number or e-mail address found in a text, as written."""
+
+    kind: _Kind
+    raw: str
+    #: its digits (a phone's last 11, an ID number's 18; a spoken number's as digits)
+    digits: str
+    #: where it starts in the text
+    start: int
+
+
+def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with ``spans`` replaced by spaces (so later patterns skip them)."""
+    chars = list(text)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    return "".join(chars)
+
+
 class Masker:
     """Masks phone numbers, ID numbers and e-mails; ``allow`` lists kept values."""
 
@@ -128,6 +155,27 @@ class Masker:
         value = _EMAIL.sub(self._email, value)
         value = _ID_CARD.sub(self._id_card, value)
         return _PHONE.sub(self._phone, value)
+
+    def find(self, text: str) -> list[PersonalDatum]:
+        """The personal data of ``text`` that masking hides (the allow-list's kept), in the
+        order found: spoken numbers, e-mails, ID numbers, then phone numbers (a phone inside
+        an ID number or an e-mail is not one of its own). Whether masking is on or off."""
+        found: list[PersonalDatum] = []
+        for m in _SPOKEN_PHONE.finditer(text):
+            digits = "".join(_SPOKEN_VALUE[c] for c in m.group(0) if c in _SPOKEN_VALUE)
+            if m.group(0) not in self.allow and digits not in self.allow_digits:
+                found.append(PersonalDatum("phone", m.group(0), digits, m.start()))
+        if not _MAYBE.search(text):
+            return found
+        taken: list[tuple[int, int]] = []
+        for kind, pattern in _FINDERS:
+            for m in pattern.finditer(_blank(text, taken)):
+                taken.append(m.span())
+                raw = text[m.start():m.end()]
+                if not self._kept(raw):
+                    digits = _digits(raw)[-11:] if kind == "phone" else _digits(raw)
+                    found.append(PersonalDatum(kind, raw, digits, m.start()))
+        return found
 
     def _kept(self, raw: str) -> bool:
         if raw in self.allow:

@@ -22,6 +22,7 @@ from .yamlio import Location, SourceError, locate
 if TYPE_CHECKING:
     import pytest
 
+    from .casefile import LoadedFile
     from .judge.rubric import Rubric
     from .ledger import Ledger
     from .model.config import JudgeConfig
@@ -251,6 +252,14 @@ class Project:
         taxonomy = self.taxonomy  # a broken taxonomy or ledger is this file's error too
         labels = taxonomy.labels if taxonomy.source is not None else None
         return load_case_file(path, locate(path, self.rootdir), self.ledger, labels)
+
+    def load_case_items(self, path: Path) -> LoadedFile:
+        """As :meth:`load_case_file`, with the document and each item's model kept."""
+        from .casefile import load_case_items
+
+        taxonomy = self.taxonomy
+        labels = taxonomy.labels if taxonomy.source is not None else None
+        return load_case_items(path, locate(path, self.rootdir), self.ledger, labels)
 
 
 def load_manifest(path: Path, rootdir: Path | None = None) -> DatasetManifest:

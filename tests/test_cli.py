@@ -49,10 +49,24 @@ def test_lint_knows_the_rule_types_of_conftest(tmp_path: Path) -> None:
     assert _agenteval(tmp_path, "lint", "a.yaml").returncode == 0
 
 
-def test_schema_is_json_for_cases_and_scenarios() -> None:
+def test_schema_is_json_for_a_whole_case_file() -> None:
     doc = json.loads(_agenteval(ROOT, "schema").stdout)
-    assert doc["case"]["additionalProperties"] is False
-    assert "turns" in doc["scenario"]["properties"]
+    assert set(doc["properties"]) == {"defaults", "cases", "scenarios"}
+    assert doc["additionalProperties"] is False
+    assert doc["properties"]["cases"]["items"] == {"$ref": "#/definitions/Case"}
+    assert doc["definitions"]["Case"]["additionalProperties"] is False
+    assert "turns" in doc["definitions"]["Scenario"]["properties"]
+
+
+def test_docs_schema_cases_json_is_current(tmp_path: Path) -> None:
+    """docs/schema/cases.schema.json is generated; regenerate with
+    `agenteval schema cases -o docs/schema/cases.schema.json`."""
+    out = tmp_path / "sub" / "cases.schema.json"
+    proc = _agenteval(ROOT, "schema", "cases", "--write", str(out))
+    assert proc.returncode == 0
+    assert proc.stdout == "" and proc.stderr == f"agenteval schema: wrote {out}\n"
+    committed = (ROOT / "docs" / "schema" / "cases.schema.json").read_text(encoding="utf-8")
+    assert out.read_text(encoding="utf-8") == committed == _agenteval(ROOT, "schema").stdout
 
 
 def test_docs_rules_md_is_current() -> None:
