@@ -1,6 +1,6 @@
 """The ``agenteval`` command: ``lint`` case files, print a ``schema``, generate ``docs``,
 ``calibrate`` the judge against human scores, ``cache clear``, ``compare`` two runs,
-``merge`` the records of a sharded run."""
+``merge`` the records of a sharded run, ``dataset diff`` two versions of a dataset."""
 
 from __future__ import annotations
 
@@ -139,7 +139,10 @@ def main(argv: list[str] | None = None) -> int:
                          help="agenteval.yaml (default: ./agenteval.yaml)")
     _add_compare(sub)
     _add_merge(sub)
+    _add_dataset(sub)
     args = parser.parse_args(argv)
+    if args.command in _DATASET:
+        return _DATASET[args.command](args)
     if args.command == "compare":
         return compare(args)
     if args.command == "merge":
@@ -204,6 +207,34 @@ def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    "judge model, repeat count) or are no shard records")
     p.add_argument("--lang", choices=["zh", "en"], default=None,
                    help="language of report.html (default: the records' language)")
+
+
+def _add_dataset(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "dataset", help="versions of a dataset: `dataset diff OLD NEW` proves NEW keeps OLD")
+    p_diff = p.add_subparsers(dest="dataset_command", required=True).add_parser(
+        "diff", help="prove that NEW keeps every item of OLD unchanged (or says why not)",
+        description="Compare two versions of a dataset item by item (by id, after defaults: "
+        "are merged). Exit 0: NEW keeps every item of OLD, or each change carries a "
+        "change_reason and a new version; 1: an item changed without them, or was removed "
+        "(without --allow-removal), or a case file is broken; 2: usage error.")
+    p_diff.add_argument("old", metavar="OLD", help="the old version: a case folder (with its "
+                        "dataset.yaml), a case file, or REV:PATH of this git repository")
+    p_diff.add_argument("new", metavar="NEW", nargs="?", default=None,
+                        help="the new version (default: OLD's path in the working tree)")
+    p_diff.add_argument("--git", metavar="REV", default=None,
+                        help="read OLD from this git revision (OLD is then a path)")
+    p_diff.add_argument("--allow-removal", action="store_true",
+                        help="a removed item is a warning, not an error")
+
+def dataset_diff(args: argparse.Namespace) -> int:
+    """``agenteval dataset diff``: see :mod:`pytest_agenteval.dataset.diff`."""
+    from .dataset.diff import run
+
+    return run(args.old, args.new, git=args.git, allow_removal=args.allow_removal)
+
+
+_DATASET = {"dataset": dataset_diff}
 
 
 def merge(args: argparse.Namespace) -> int:
