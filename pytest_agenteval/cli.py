@@ -1,6 +1,7 @@
 """The ``agenteval`` command: ``lint`` case files, print a ``schema``, generate ``docs``,
 ``calibrate`` the judge against human scores, ``cache clear``, ``compare`` two runs,
-``merge`` the records of a sharded run, ``dataset diff`` two versions of a dataset."""
+``merge`` the records of a sharded run, ``dataset diff`` two versions of a dataset,
+``expand`` clean cases into variants."""
 
 from __future__ import annotations
 
@@ -226,6 +227,23 @@ def _add_dataset(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                         help="read OLD from this git revision (OLD is then a path)")
     p_diff.add_argument("--allow-removal", action="store_true",
                         help="a removed item is a warning, not an error")
+    p_exp = sub.add_parser(
+        "expand", help="write candidate variants (typo, asr, colloquial, noise, "
+        "wrong_premise) of the clean cases of FILES, reproducibly",
+        description="Variants of the clean items (pair role clean, or challenge none): each "
+        "changes one challenge factor, is a candidate and links to its clean item by pair. "
+        "The same inputs and options give the same bytes. Exit 0: written; 1: an input "
+        "file has errors, or no variant could be made; 2: usage error.")
+    p_exp.add_argument("paths", metavar="FILES", nargs="+", help="case files or folders")
+    p_exp.add_argument("--out", required=True, metavar="FILE",
+                       help="the case file to write (replaced)")
+    p_exp.add_argument("--seed", type=int, default=0, help="picks among the possible "
+                       "variants (default 0)")
+    p_exp.add_argument("--challenges", default=None, metavar="KINDS",
+                       help="comma-separated kinds (default: typo,asr,colloquial,noise,"
+                       "wrong_premise)")
+    p_exp.add_argument("--per", type=int, default=1, metavar="N",
+                       help="variants per clean item and kind, at most (default 1)")
 
 def dataset_diff(args: argparse.Namespace) -> int:
     """``agenteval dataset diff``: see :mod:`pytest_agenteval.dataset.diff`."""
@@ -234,7 +252,15 @@ def dataset_diff(args: argparse.Namespace) -> int:
     return run(args.old, args.new, git=args.git, allow_removal=args.allow_removal)
 
 
-_DATASET = {"dataset": dataset_diff}
+def expand(args: argparse.Namespace) -> int:
+    """``agenteval expand``: see :mod:`pytest_agenteval.dataset.expand`."""
+    from .dataset.expand import run
+
+    return run(args.paths, args.out, seed=args.seed, challenges=args.challenges,
+               per=args.per)
+
+
+_DATASET = {"dataset": dataset_diff, "expand": expand}
 
 
 def merge(args: argparse.Namespace) -> int:

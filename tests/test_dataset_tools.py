@@ -20,6 +20,12 @@ import pytest
 import yaml
 
 from pytest_agenteval.cli import main
+from pytest_agenteval.dataset._generators import candidates, false_figures
+from pytest_agenteval.dataset._items import load_items
+from pytest_agenteval.dataset._tables import ASR_HOMOPHONES, COLLOQUIAL, NOISE, TYPO
+from pytest_agenteval.dataset.diff import first_difference
+
+from agents import read_record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -232,3 +238,181 @@ def test_the_shipped_suite_diffed_with_one_character_changed_and_with_an_additio
     assert proc.returncode == 1
     assert "new/single/vehicle_info.yaml:30 [VEHICLE_INFO-001 request.input]" in proc.stdout
     assert added.is_file() and "added (1):" in proc.stdout
+
+
+# -- the tables ---------------------------------------------------------------------------------
+
+
+def test_the_tables_are_large_enough_and_never_map_a_word_to_itself() -> None:
+    assert len(TYPO) >= 80 and len(COLLOQUIAL) >= 25 and len(NOISE) >= 10
+    for table in (TYPO, ASR_HOMOPHONES, COLLOQUIAL):
+        for right, wrongs in table.items():
+            assert wrongs and all(w and w != right for w in wrongs), right
+    for right, wrong in (("公里", "功里"), ("过户", "过护"), ("试驾", "试架"), ("微信", "威信"),
+                         ("价格", "价个")):
+        assert wrong in TYPO[right]
+    assert "这车啥价" in COLLOQUIAL["这车多少钱"] and "能不能少点" in COLLOQUIAL["能便宜点吗"]
+
+
+def test_noise_replies_ask_for_nothing_and_state_no_figure() -> None:
+    for user, reply in NOISE:
+        assert not any(w in user + reply for w in ("手机", "电话", "微信", "价", "再见", "联系"))
+        assert not any(ch.isdigit() for ch in user + reply)
+
+
+@pytest.mark.parametrize(("text", "spoken"), [
+    ("3万公里", "三万公里"), ("跑了3.37万公里", "跑了三点三七万公里"), ("9:30开门", "九点半开门"),
+    ("2021年上牌", "二零二一年上牌"), ("105号", "一百零五号"), ("15万", "十五万"),
+    ("13800000000", "幺三八零零零零零零零零"), ("1010元", "一千零一十元"),
+])
+def test_asr_reads_digits_out(text: str, spoken: str) -> None:
+    data = {"id": "X", "request": {"input": text}}
+    inputs = [c.data["request"]["input"] for c in candidates("asr", data)]
+    assert spoken in inputs
+
+
+def test_a_false_figure_differs_from_the_stored_one_and_keeps_its_unit() -> None:
+    figures = false_figures("3.37万公里")
+    assert figures and all(f.endswith("万公里") and f != "3.37万公里" for f in figures)
+    assert false_figures("0") == ["1", "2", "3"]
+    assert all(f.endswith("-06") for f in false_figures("2021-06"))
+    assert false_figures("白色") == []
+
+
+# -- expand -------------------------------------------------------------------------------------
+
+
+def _expand(tmp_path: Path, *args: str, source: str = CLEAN) -> tuple[int, Path]:
+    src = _write(tmp_path / "cases" / "a.yaml", source)
+    out = tmp_path / "out" / "variants.yaml"
+    return main(["expand", str(src), "--out", str(out), *args]), out
+
+
+def _marks_removed(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if k not in (
+        "id", "title", "pair", "challenge", "source", "review_status", "tags")}
+
+
+def _undo(kind: str, varied: dict[str, Any], clean: dict[str, Any]) -> int:
+    """Put the clean item's value back where ``kind`` varies; the number of places."""
+    if kind == "noise":
+        key = "request" if "request" in clean else None
+        box, ref = (varied[key], clean[key]) if key else (varied, clean)
+        changed = box.get("history") != ref.get("history")
+        box.pop("history")
+        if "history" in ref:
+            box["history"] = ref["history"]
+        return int(changed)
+    pairs = ([(varied["request"], clean["request"])] if "request" in clean
+             else list(zip(varied["turns"], clean["turns"], strict=True)))
+    if kind == "wrong_premise":
+        varied["expected"] = clean["expected"]  # the knowledge point's usage: correct
+    changed = sum(a["input"] != b["input"] for a, b in pairs)
+    for a, b in pairs:
+        a["input"] = b["input"]
+    return changed
+
+
+def test_each_variant_changes_exactly_one_factor(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rc, out = _expand(tmp_path, "--per", "3")
+    assert rc == 0
+    made = _items(out)
+    clean = {i.id: i.data for i in load_items(tmp_path / "cases" / "a.yaml", "a.yaml")}
+    assert {i["challenge"] for i in made.values()} == {"typo", "asr", "colloquial", "noise",
+                                                       "wrong_premise"}
+    assert not any(i.startswith("PRICE-2") for i in made)  # a variant is not clean
+    for item in made.values():
+        base, kind, n = item["id"].rsplit("-", 2)
+        assert kind == item["challenge"] and n.isdigit()
+        assert (item["source"], item["review_status"]) == ("synthetic", "candidate")
+        assert item["pair"]["role"] == "variant" and "expanded" in item["tags"]
+        varied, ref = _marks_removed(item), _marks_removed(clean[base])
+        assert _undo(kind, varied, ref) == 1, item["id"]
+        assert first_difference(varied, ref) is None, item["id"]
+    assert made["MILEAGE-1-typo-1"]["pair"] == {"group": "MILEAGE", "role": "variant"}
+
+
+def test_wrong_premise_keeps_the_stored_value_to_correct_and_needs_a_figure(tmp_path: Path,
+                                                                           monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rc, out = _expand(tmp_path, "--challenges", "wrong_premise")
+    assert rc == 0
+    made = _items(out)
+    premise = made["MILEAGE-1-wrong_premise-1"]
+    point = premise["expected"]["knowledge_points"][0]
+    assert (point["value"], point["usage"]) == ("3.37万公里", "correct")
+    stated = premise["request"]["input"]
+    assert "万公里" in stated.replace("这车跑了多少公里", "") and "3.37" not in stated
+    # PRICE-1 has no knowledge point to contradict: no premise is made of it
+    assert not any(i.startswith("PRICE-1") for i in made)
+
+
+def test_a_clean_case_without_a_pair_group_is_named_and_its_id_is_the_group(
+        tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    rc, out = _expand(tmp_path, "--challenges", "typo")
+    assert rc == 0
+    text = out.read_text(encoding="utf-8")
+    assert "cases/a.yaml:17  PRICE-1" in text
+    assert _items(out)["PRICE-1-typo-1"]["pair"] == {"group": "PRICE-1", "role": "variant"}
+    assert "PRICE-1" in capsys.readouterr().err
+
+
+def test_a_variant_never_changes_what_the_task_finds(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    _, out = _expand(tmp_path, "--challenges", "asr", "--per", "9")
+    spoken = [i for i in _items(out).values() if i["id"].startswith("FLOW-1-")]
+    # the phone number read out would no longer match the slot's regex: not offered
+    assert spoken and all(t["input"] != "幺三八零零零零零零零零" for i in spoken
+                          for t in i["turns"])
+
+
+def test_expand_twice_gives_the_same_bytes_another_seed_others(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    outs = [tmp_path / f"{name}.yaml" for name in ("a", "b", "c")]
+    for out, seed in zip(outs, ("0", "0", "1"), strict=True):
+        assert main(["expand", "cases", "--out", str(out), "--seed", seed]) == 0
+    first, again, other = (o.read_bytes() for o in outs)
+    assert first == again and first != other
+    assert b"!!python" not in first and "询问里程" in first.decode("utf-8")
+
+
+@pytest.mark.parametrize(("args", "why"), [
+    (["--challenges", "typo,spelling"], "unknown challenge spelling"),
+    (["--per", "0"], "--per 0"),
+])
+def test_expand_misuse_exits_2(tmp_path: Path, monkeypatch, capsys, args: list[str],
+                               why: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    rc, out = _expand(tmp_path, *args)
+    assert rc == 2 and why in capsys.readouterr().err and not out.exists()
+
+
+def test_expand_names_the_line_of_a_broken_input(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    rc, out = _expand(tmp_path, source="cases:\n  - {id: A, request: {input: x}, priorty: P1}\n")
+    assert rc == 1 and not out.exists()
+    assert "cases/a.yaml:2 [cases[0].priorty]" in capsys.readouterr().out
+
+
+@pytest.mark.data
+def test_the_expansion_of_the_shipped_clean_cases_lints_and_runs(tmp_path: Path,
+                                                                 pytester) -> None:
+    out = pytester.path / "cases" / "variants.yaml"
+    files = [str(ROOT / "cases" / "single" / "vehicle_info.yaml"),
+             str(ROOT / "cases" / "flows" / "lead_capture.yaml")]
+    assert main(["expand", *files, "--out", str(out)]) == 0
+    lint = _agenteval(ROOT, "lint", str(out))
+    assert lint.returncode == 0, lint.stdout
+    _with_rules(pytester.path)
+    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    result = pytester.runpytest("cases")
+    made = _items(out)
+    outcomes = result.parseoutcomes()
+    assert "error" not in outcomes and "errors" not in outcomes
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == len(made) > 50
+    record = read_record(pytester.path)
+    assert {c["id"] for c in record["cases"]} == set(made)
+    assert {c["review_status"] for c in record["cases"]} == {"candidate"}
