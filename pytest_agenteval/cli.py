@@ -1,7 +1,7 @@
 """The ``agenteval`` command: ``lint`` case files, print a ``schema``, generate ``docs``,
 ``calibrate`` the judge against human scores, ``cache clear``, ``compare`` two runs,
 ``merge`` the records of a sharded run, ``dataset diff`` two versions of a dataset,
-``expand`` clean cases into variants."""
+``expand`` clean cases into variants, ``promote`` a failed item to a regression case."""
 
 from __future__ import annotations
 
@@ -244,6 +244,20 @@ def _add_dataset(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                        "wrong_premise)")
     p_exp.add_argument("--per", type=int, default=1, metavar="N",
                        help="variants per clean item and kind, at most (default 1)")
+    p_pro = sub.add_parser(
+        "promote", help="turn a failed item of a run into a regression case (with a "
+        "contrast group stub), appended to FILE",
+        description="Write the failed item CASE_ID of the run as <id>-REG-<n>, a candidate, "
+        "with an equivalent phrasing and a near-miss stub, at the end of FILE (created if "
+        "missing). Exit 0: written; 1: the item did not fail (without --any); 2: usage "
+        "error.")
+    p_pro.add_argument("record", metavar="RUN",
+                       help="a results.json, a run folder or reports/latest")
+    p_pro.add_argument("ids", metavar="CASE_ID", nargs="+", help="the item(s) to promote")
+    p_pro.add_argument("--to", required=True, metavar="FILE", dest="to",
+                       help="the case file to append to")
+    p_pro.add_argument("--any", action="store_true", help="promote an item that passed too")
+
 
 def dataset_diff(args: argparse.Namespace) -> int:
     """``agenteval dataset diff``: see :mod:`pytest_agenteval.dataset.diff`."""
@@ -260,7 +274,14 @@ def expand(args: argparse.Namespace) -> int:
                per=args.per)
 
 
-_DATASET = {"dataset": dataset_diff, "expand": expand}
+def promote(args: argparse.Namespace) -> int:
+    """``agenteval promote``: see :mod:`pytest_agenteval.dataset.promote`."""
+    from .dataset.promote import run
+
+    return run(args.record, args.ids, args.to, any_status=args.any)
+
+
+_DATASET = {"dataset": dataset_diff, "expand": expand, "promote": promote}
 
 
 def merge(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ ledger rule.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from pytest_agenteval.cli import main
 from pytest_agenteval.dataset._generators import candidates, false_figures
 from pytest_agenteval.dataset._items import load_items
 from pytest_agenteval.dataset._tables import ASR_HOMOPHONES, COLLOQUIAL, NOISE, TYPO
+from pytest_agenteval.dataset._yamlout import InsertError, insert_items, item_block
 from pytest_agenteval.dataset.diff import first_difference
 
 from agents import read_record
@@ -416,3 +418,133 @@ def test_the_expansion_of_the_shipped_clean_cases_lints_and_runs(tmp_path: Path,
     record = read_record(pytester.path)
     assert {c["id"] for c in record["cases"]} == set(made)
     assert {c["review_status"] for c in record["cases"]} == {"candidate"}
+
+
+# -- writing into an existing case file ---------------------------------------------------------
+
+EXISTING = """\
+# 回归用例：手写的注释要留着
+defaults:
+  priority: P0
+cases:
+  - id: OLD-1          # 这一行的注释也留着
+    request: {input: 你好}
+
+# the flows
+scenarios:
+  - id: FLOW-OLD
+    turns: [{input: 你好}]
+"""
+
+
+def test_new_items_go_at_the_end_of_their_list_and_every_comment_stays() -> None:
+    block = item_block({"id": "NEW-1", "request": {"input": "再见"}}, ["promoted"])
+    text = insert_items(EXISTING, "cases", [block])
+    assert text.startswith(EXISTING.split("# the flows")[0].rstrip("\n"))
+    assert "# the flows\nscenarios:" in text and "这一行的注释也留着" in text
+    doc = yaml.safe_load(text)
+    assert [c["id"] for c in doc["cases"]] == ["OLD-1", "NEW-1"]
+    assert [s["id"] for s in doc["scenarios"]] == ["FLOW-OLD"]
+    flat = insert_items("cases:\n- id: A\n  request: {input: x}\n", "cases", [block])
+    assert [c["id"] for c in yaml.safe_load(flat)["cases"]] == ["A", "NEW-1"]
+    with pytest.raises(InsertError, match="written inline"):
+        insert_items("cases: []\n", "cases", [block])
+
+
+# -- promote ------------------------------------------------------------------------------------
+
+
+def _record_of(tmp_path: Path, entry: dict[str, Any]) -> Path:
+    doc = {"run": {"started": "2026-12-01T12:00:00+00:00", "rootdir": str(tmp_path),
+                   "dataset": {"files": []}}, "cases": [entry]}
+    path = tmp_path / "reports" / "run1" / "results.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+MASKED_ENTRY: dict[str, Any] = {
+    "id": "PHONE-9", "kind": "case", "status": "failed", "title": "带国家码的号码",
+    "file": "cases/gone.yaml", "line": 3, "priority": "P0", "challenge": "none",
+    "tags": ["phone"],
+    "request": {"input": "+86 138****5678", "history": [], "knowledge": None, "extra": {}},
+    "rules": [{"rule_id": "BR-010", "type": "intent_code", "status": "failed", "veto": True,
+               "origin": "ledger", "reason": "intent code 8 (expected 9)",
+               "evidence": "code=8"}],
+    "turns": [{"index": 0, "input": "+86 138****5678", "status": "failed",
+               "expected": {"behavior": "PHONE_PROVIDED", "outcome": "CONTROL",
+                            "intent_code": 9, "assertions": {"max_sentences": 3}}}],
+}
+
+
+def test_a_case_rebuilt_from_a_masked_record_says_what_to_restore(tmp_path: Path,
+                                                                  monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    record = _record_of(tmp_path, MASKED_ENTRY)
+    out = tmp_path / "cases" / "regression.yaml"
+    assert main(["promote", str(record), "PHONE-9", "--to", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "rebuilt from the run record" in said and "restore 138****5678 by hand" in said
+    made = _items(out)
+    reg = made["PHONE-9-REG-1"]
+    assert reg["request"]["input"] == "+86 138****5678"
+    assert reg["expected"] == MASKED_ENTRY["turns"][0]["expected"]
+    assert "restore 138****5678 by hand" in reg["change_reason"]
+    assert reg["tags"] == ["phone", "regression", "fails:BR-010"]
+    assert "red line BR-010: intent code 8 (expected 9)" in out.read_text(encoding="utf-8")
+    assert main(["promote", str(record), "PHONE-9", "--to", str(out)]) == 0
+    again = _items(out)
+    assert "PHONE-9-REG-2" in again and set(made) < set(again)
+
+
+def test_a_passed_item_is_refused_unless_any(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    record = _record_of(tmp_path, {**MASKED_ENTRY, "status": "passed", "rules": []})
+    out = tmp_path / "regression.yaml"
+    assert main(["promote", str(record), "PHONE-9", "--to", str(out)]) == 1
+    assert "passed" in capsys.readouterr().err and not out.exists()
+    assert main(["promote", str(record), "PHONE-9", "--to", str(out), "--any"]) == 0
+    assert main(["promote", str(record), "NOPE", "--to", str(out)]) == 2
+    assert "its items that did not pass: none" in capsys.readouterr().err
+
+
+def _first_failed(record: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next(c for c in record["cases"] if c["status"] == "failed" and c["kind"] == kind
+                and any(r["status"] == "failed" and r["origin"] == "ledger" for r in c["rules"]))
+
+
+def _ledger_failures(case: dict[str, Any]) -> set[str]:
+    return {r["rule_id"] for r in case["rules"] if r["status"] == "failed"
+            and r["origin"] == "ledger"}
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("kind", ["case", "scenario"])
+def test_a_promoted_failure_of_the_shipped_run_lints_and_fails_the_same_ledger_rule(
+        shipped_run, pytester, kind: str) -> None:
+    run = json.loads((shipped_run.run_dir / "results.json").read_text(encoding="utf-8"))
+    failed = _first_failed(run, kind)
+    out = pytester.path / "cases" / "regression.yaml"
+    proc = _agenteval(shipped_run.root, "promote", "reports/latest", failed["id"], "--to",
+                      str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "taken from its source file" in proc.stdout
+    text = out.read_text(encoding="utf-8")
+    assert "****" not in text and "!!" not in text
+    made = _items(out)
+    reg_id = f"{failed['id']}-REG-1"
+    reg, near = made[reg_id], made[f"{reg_id}-NEAR-1"]
+    phrasing = next(i for i in made.values() if i.get("pair") == {"group": reg_id,
+                                                                  "role": "variant"})
+    assert reg["pair"] == {"group": reg_id, "role": "clean"}
+    assert {i["review_status"] for i in made.values()} == {"candidate"}
+    assert "todo" in near["tags"] and "pair" not in near and phrasing["id"] != reg_id
+    assert all(f"fails:{r}" in reg["tags"] for r in _ledger_failures(failed))
+    _with_rules(pytester.path)
+    lint = _agenteval(pytester.path, "lint", "cases")
+    assert lint.returncode == 0, lint.stdout
+    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.runpytest("cases")
+    again = {c["id"]: c for c in read_record(pytester.path)["cases"]}
+    assert again[reg_id]["status"] == "failed"
+    assert _ledger_failures(failed) <= _ledger_failures(again[reg_id])
