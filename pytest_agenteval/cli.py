@@ -1,6 +1,7 @@
 """The ``agenteval`` command: ``lint`` case files, print a ``schema``, generate ``docs``,
 ``calibrate`` the judge against human scores, ``cache clear``, ``compare`` two runs,
-``merge`` the records of a sharded run."""
+``merge`` the records of a sharded run, ``dataset diff`` two versions of a dataset,
+``expand`` clean cases into variants, ``promote`` a failed item to a regression case."""
 
 from __future__ import annotations
 
@@ -144,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
                          help="agenteval.yaml (default: ./agenteval.yaml)")
     _add_compare(sub)
     _add_merge(sub)
+    _add_dataset(sub)
     args = parser.parse_args(argv)
+    if args.command in _DATASET:
+        return _DATASET[args.command](args)
     if args.command == "compare":
         return compare(args)
     if args.command == "merge":
@@ -209,6 +213,80 @@ def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    "judge model, repeat count) or are no shard records")
     p.add_argument("--lang", choices=["zh", "en"], default=None,
                    help="language of report.html (default: the records' language)")
+
+
+def _add_dataset(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "dataset", help="versions of a dataset: `dataset diff OLD NEW` proves NEW keeps OLD")
+    p_diff = p.add_subparsers(dest="dataset_command", required=True).add_parser(
+        "diff", help="prove that NEW keeps every item of OLD unchanged (or says why not)",
+        description="Compare two versions of a dataset item by item (by id, after defaults: "
+        "are merged). Exit 0: NEW keeps every item of OLD, or each change carries a "
+        "change_reason and a new version; 1: an item changed without them, or was removed "
+        "(without --allow-removal), or a case file is broken; 2: usage error.")
+    p_diff.add_argument("old", metavar="OLD", help="the old version: a case folder (with its "
+                        "dataset.yaml), a case file, or REV:PATH of this git repository")
+    p_diff.add_argument("new", metavar="NEW", nargs="?", default=None,
+                        help="the new version (default: OLD's path in the working tree)")
+    p_diff.add_argument("--git", metavar="REV", default=None,
+                        help="read OLD from this git revision (OLD is then a path)")
+    p_diff.add_argument("--allow-removal", action="store_true",
+                        help="a removed item is a warning, not an error")
+    p_exp = sub.add_parser(
+        "expand", help="write candidate variants (typo, asr, colloquial, noise, "
+        "wrong_premise) of the clean cases of FILES, reproducibly",
+        description="Variants of the clean items (pair role clean, or challenge none): each "
+        "changes one challenge factor, is a candidate and links to its clean item by pair. "
+        "The same inputs and options give the same bytes. Exit 0: written; 1: an input "
+        "file has errors, or no variant could be made; 2: usage error.")
+    p_exp.add_argument("paths", metavar="FILES", nargs="+", help="case files or folders")
+    p_exp.add_argument("--out", required=True, metavar="FILE",
+                       help="the case file to write (replaced)")
+    p_exp.add_argument("--seed", type=int, default=0, help="picks among the possible "
+                       "variants (default 0)")
+    p_exp.add_argument("--challenges", default=None, metavar="KINDS",
+                       help="comma-separated kinds (default: typo,asr,colloquial,noise,"
+                       "wrong_premise)")
+    p_exp.add_argument("--per", type=int, default=1, metavar="N",
+                       help="variants per clean item and kind, at most (default 1)")
+    p_pro = sub.add_parser(
+        "promote", help="turn a failed item of a run into a regression case (with a "
+        "contrast group stub), appended to FILE",
+        description="Write the failed item CASE_ID of the run as <id>-REG-<n>, a candidate, "
+        "with an equivalent phrasing and a near-miss stub, at the end of FILE (created if "
+        "missing). Exit 0: written; 1: the item did not fail (without --any); 2: usage "
+        "error.")
+    p_pro.add_argument("record", metavar="RUN",
+                       help="a results.json, a run folder or reports/latest")
+    p_pro.add_argument("ids", metavar="CASE_ID", nargs="+", help="the item(s) to promote")
+    p_pro.add_argument("--to", required=True, metavar="FILE", dest="to",
+                       help="the case file to append to")
+    p_pro.add_argument("--any", action="store_true", help="promote an item that passed too")
+
+
+def dataset_diff(args: argparse.Namespace) -> int:
+    """``agenteval dataset diff``: see :mod:`pytest_agenteval.dataset.diff`."""
+    from .dataset.diff import run
+
+    return run(args.old, args.new, git=args.git, allow_removal=args.allow_removal)
+
+
+def expand(args: argparse.Namespace) -> int:
+    """``agenteval expand``: see :mod:`pytest_agenteval.dataset.expand`."""
+    from .dataset.expand import run
+
+    return run(args.paths, args.out, seed=args.seed, challenges=args.challenges,
+               per=args.per)
+
+
+def promote(args: argparse.Namespace) -> int:
+    """``agenteval promote``: see :mod:`pytest_agenteval.dataset.promote`."""
+    from .dataset.promote import run
+
+    return run(args.record, args.ids, args.to, any_status=args.any)
+
+
+_DATASET = {"dataset": dataset_diff, "expand": expand, "promote": promote}
 
 
 def merge(args: argparse.Namespace) -> int:

@@ -311,6 +311,27 @@ def test_a_different_dataset_names_the_files_and_the_ids() -> None:
     assert "item ids only in A: OLD" in text and "item ids only in B: NEW" in text
 
 
+def test_the_dataset_name_and_version_are_shown_and_a_grown_dataset_said_so() -> None:
+    a = _record([_case("X")], dataset={"sha256": SHA, "files": [], "name": "dealer",
+                                       "version": "1.1.0", "parent": "1.0.0"})
+    b = _record([_case("X"), _case("NEW")], dataset={
+        "sha256": "e" * 64, "files": [], "name": "dealer", "version": "1.2.0",
+        "parent": "1.1.0"})
+    c = _compare(a, b)
+    row = next(ch for ch in c.checks if ch.check == "dataset_version")
+    assert (row.a, row.b, row.blocking) == ("dealer 1.1.0", "dealer 1.2.0", False)
+    text = render_text(c, verdict(c, Limits()), Limits())
+    grown = "B's dataset is version 1.2.0 grown from A's (1.1.0)"
+    assert "dataset version  dealer 1.1.0  dealer 1.2.0" in text
+    assert f"NOT comparable: dataset differs (A aaaaaaaaaaaa, B eeeeeeeeeeee): {grown}" in text
+    assert "扩充而来的版本 1.2.0" in render_html(c, verdict(c, Limits()), "zh")
+    assert json.loads(json.dumps(to_json(c, verdict(c, Limits()))))["dataset"]["grown"] == [
+        "1.1.0", "1.2.0"]
+    unrelated = _compare(a, _record([_case("X")], dataset={**b["run"]["dataset"],
+                                                           "parent": "0.9"}))
+    assert unrelated.dataset.lineage is None
+
+
 # -- the gate -----------------------------------------------------------------------------------
 
 

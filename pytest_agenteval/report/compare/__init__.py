@@ -2,7 +2,9 @@
 
 Comparability comes first: the two records must have run the same dataset
 (``run.dataset.sha256``), rule ledger, judge model, judge rubric and repeat count;
-the taxonomy and the item set are shown beside them but do not decide. Items are
+the taxonomy, the dataset's name and version (its manifest's) and the item set are
+shown beside them but do not decide; when the hashes differ and B's manifest names A's
+version as its ``parent``, the dataset line says that B grew from A. Items are
 matched by id (and trial, with ``--agenteval-repeat``) and sorted into *fixed*
 (failed/error → passed/review), *regressed* (the reverse), other status changes
 (passed ↔ review, failed ↔ error) and items whose verdict stayed but whose failed

@@ -80,6 +80,8 @@ class _Html:
                  (w("cmp.added"), [item_label(r.id, r.trial) for r in c.only_in_b])]
         body = "".join(f"<li>{P.h(label)}: " + ", ".join(f"<code>{P.h(x)}</code>" for x in xs)
                        + "</li>" for label, xs in lists if xs)
+        if d.grown is not None:
+            body += f"<li>{P.h(w('cmp.grown', a=d.grown[0], b=d.grown[1]))}</li>"
         return f'<ul class="small">{body}</ul>' if body else ""
 
     def changes(self) -> str:

@@ -239,14 +239,17 @@ class Comparison:
         return all(c.same for c in self.checks if c.blocking)
 
     def why_not_comparable(self) -> list[str]:
+        grown = f": {self.dataset.lineage}" if self.dataset.lineage else ""
         return [f"{_CHECK_NAMES[c.check]} differs (A {_short(c.a)}, B {_short(c.b)})"
+                + (grown if c.check == "dataset" else "")
                 for c in self.checks if c.blocking and not c.same]
 
     def count(self, kind: ChangeKind) -> int:
         return sum(1 for c in self.changes if c.change == kind)
 
 
-_CHECK_NAMES = {"dataset": "dataset", "ledger": "rule ledger", "taxonomy": "taxonomy",
+_CHECK_NAMES = {"dataset": "dataset", "dataset_version": "dataset version",
+                "ledger": "rule ledger", "taxonomy": "taxonomy",
                 "judge_model": "judge model", "rubric": "judge rubric",
                 "repeat": "repeat count", "items": "items"}
 

@@ -112,6 +112,12 @@ _CHECKS: tuple[tuple[str, tuple[str, ...], bool], ...] = (
 )
 
 
+def _dataset_version(doc: Record) -> str | None:
+    """``name version`` of the run's dataset (its manifest), ``None`` without one."""
+    name, version = _get(doc["run"], "dataset", "name"), _get(doc["run"], "dataset", "version")
+    return None if name is None and version is None else f"{name or '?'} {version or '?'}"
+
+
 def _checks(a: Record, b: Record) -> list[Check]:
     out = []
     for name, path, blocking in _CHECKS:
@@ -119,6 +125,9 @@ def _checks(a: Record, b: Record) -> list[Check]:
         if name == "repeat":  # a record of a run without repeats may not say so
             va, vb = va or 1, vb or 1
         out.append(Check(name, va, vb, blocking))
+        if name == "dataset":  # its name and version beside the hash: shown, never deciding
+            out.append(Check("dataset_version", _dataset_version(a), _dataset_version(b),
+                             False))
     return out
 
 
@@ -129,6 +138,15 @@ class DatasetDiff:
     files_changed: list[str] = field(default_factory=list)
     files_only_in_a: list[str] = field(default_factory=list)
     files_only_in_b: list[str] = field(default_factory=list)
+    #: A's and B's dataset version when B's manifest names A's version as its parent
+    #: (and the hashes differ): B grew from A
+    grown: tuple[str, str] | None = None
+
+    @property
+    def lineage(self) -> str | None:
+        if self.grown is None:
+            return None
+        return f"B's dataset is version {self.grown[1]} grown from A's ({self.grown[0]})"
 
 
 def _files(doc: Record) -> dict[str, Any]:
@@ -136,10 +154,19 @@ def _files(doc: Record) -> dict[str, Any]:
             or () if isinstance(f, Mapping)}
 
 
+def _grown(a: Record, b: Record) -> tuple[str, str] | None:
+    da, db = _get(a["run"], "dataset") or {}, _get(b["run"], "dataset") or {}
+    if da.get("sha256") == db.get("sha256") or db.get("parent") is None \
+            or db.get("parent") != da.get("version") or da.get("name") != db.get("name"):
+        return None
+    return str(da.get("version")), str(db.get("version"))
+
+
 def _dataset_diff(a: Record, b: Record) -> DatasetDiff:
     fa, fb = _files(a), _files(b)
     return DatasetDiff(sorted(p for p in fa.keys() & fb.keys() if fa[p] != fb[p]),
-                       sorted(fa.keys() - fb.keys()), sorted(fb.keys() - fa.keys()))
+                       sorted(fa.keys() - fb.keys()), sorted(fb.keys() - fa.keys()),
+                       _grown(a, b))
 
 
 # -- items -------------------------------------------------------------------------------------

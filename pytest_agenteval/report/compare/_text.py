@@ -51,6 +51,8 @@ def _dataset_lines(c: Comparison) -> list[str]:
     out = [f"    {label}: {', '.join(files)}" for label, files in (
         ("case files changed", d.files_changed), ("case files only in A", d.files_only_in_a),
         ("case files only in B", d.files_only_in_b)) if files]
+    if d.lineage:
+        out.append(f"    {d.lineage}")
     for label, refs in (("item ids only in A", c.only_in_a), ("item ids only in B",
                                                               c.only_in_b)):
         if refs:
