@@ -236,9 +236,10 @@ def test_the_shipped_suite_diffed_with_one_character_changed_and_with_an_additio
     path = new / "single" / "vehicle_info.yaml"
     path.write_text(path.read_text(encoding="utf-8").replace(
         "input: 这车跑了多少公里\n", "input: 这车跑了多少公理\n", 1), encoding="utf-8")
+    line = path.read_text(encoding="utf-8").splitlines().index("  - id: VEHICLE_INFO-001") + 1
     proc = _agenteval(tmp_path, "dataset", "diff", "old", "new")
     assert proc.returncode == 1
-    assert "new/single/vehicle_info.yaml:30 [VEHICLE_INFO-001 request.input]" in proc.stdout
+    assert f"new/single/vehicle_info.yaml:{line} [VEHICLE_INFO-001 request.input]" in proc.stdout
     assert added.is_file() and "added (1):" in proc.stdout
 
 
@@ -406,7 +407,7 @@ def test_the_expansion_of_the_shipped_clean_cases_lints_and_runs(tmp_path: Path,
     files = [str(ROOT / "cases" / "single" / "vehicle_info.yaml"),
              str(ROOT / "cases" / "flows" / "lead_capture.yaml")]
     assert main(["expand", *files, "--out", str(out)]) == 0
-    lint = _agenteval(ROOT, "lint", str(out))
+    lint = _agenteval(ROOT, "lint", str(out), *files)  # the pairs span both
     assert lint.returncode == 0, lint.stdout
     _with_rules(pytester.path)
     pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")

@@ -217,6 +217,31 @@ def test_a_pair_group_with_two_clean_items_is_an_error(lint: Lint) -> None:
         "variant, or give it a group of its own"]
 
 
+def test_a_variant_grouped_by_an_unpaired_clean_items_id_has_its_twin(lint: Lint) -> None:
+    """What ``agenteval expand`` writes for a clean case without a pair group; an item
+    with a challenge of its own is no clean twin."""
+    got = lint({"a.yaml": _file("""\
+        cases:
+          - id: A-1
+            request: {input: 这车跑了多少公里}
+          - id: A-1-typo-1
+            request: {input: 这车跑了多少功里}
+            pair: {group: A-1, role: variant}
+            challenge: typo
+          - id: B-1
+            request: {input: 这车跑了多少功里}
+            challenge: typo
+          - id: B-1-asr-1
+            request: {input: 这车跑了多少公里}
+            pair: {group: B-1, role: variant}
+            challenge: asr
+        """)})
+    assert got.status == 1
+    assert [e.split(": ", 1)[1] for e in got.errors] == [
+        "variant B-1-asr-1 of pair group 'B-1' has no clean twin; add its clean case with "
+        "pair: {group: B-1, role: clean}"]
+
+
 def test_a_pair_group_without_a_variant_is_a_warning(lint: Lint) -> None:
     got = lint({"a.yaml": _file("""\
         cases:

@@ -193,6 +193,17 @@ def test_robustness_pairs_trials_with_their_own_clean() -> None:
     assert out.pair_consistency.value == 1.0 and out.pairs == 2
 
 
+def test_a_group_named_by_an_unpaired_clean_item_has_it_as_its_clean_twin() -> None:
+    """``agenteval expand`` groups the variants of an unpaired case by the case's id."""
+    cases = [item("VI-6", intent_=intent("A", "A")),
+             _pair("VI-6-typo-1", "VI-6", "variant", "failed", challenge="typo"),
+             item("VI-7", challenge="asr"),  # a challenge: not a clean twin
+             _pair("VI-7-asr-1", "VI-7", "variant", challenge="asr")]
+    out = compute(RobustnessFamily, cases)
+    assert out.pairs == 1 and out.incomplete_groups == ["VI-7"]
+    assert [(r.clean, r.variant) for r in out.inconsistent] == [("VI-6", "VI-6-typo-1")]
+
+
 def test_robustness_without_pairs() -> None:
     out = compute(RobustnessFamily, [item("a")])
     assert out.groups == 0 and out.pair_consistency.value is None

@@ -13,8 +13,10 @@ so the output file stands alone):
 - everything else (expectation, rules, judge, test family …) as the clean item has it.
 
 A clean item without a pair group is listed in the output's header and on stderr: its
-variants name the clean id as their group, and the clean item needs ``pair: {group:
-<its id>, role: clean}`` in its own file (``expand`` never edits the inputs).
+variants name the clean id as their group, which makes the item their clean twin (an
+item without ``pair`` and challenge is the clean of the group named by its id, for lint
+and the metrics); ``pair: {group: <its id>, role: clean}`` in its own file writes that
+down (``expand`` never edits the inputs).
 
 Reproducible: the same inputs, seed, kinds and ``--per`` give the same bytes. Input
 files are sorted, items keep their order in the file, the random choice is seeded per
@@ -116,7 +118,8 @@ def _header(inputs: list[str], kinds: list[str], seed: int, per: int, result: Ex
         f"{len(result.clean)} clean items → {result.total} variants ({made})"]
     if result.unpaired:
         lines += ["", "These clean items have no pair group: their variants use the clean id",
-                  "as the group. Add `pair: {group: <id>, role: clean}` to each in its file:"]
+                  "as the group, which pairs them with it. To write it down, add",
+                  "`pair: {group: <id>, role: clean}` to each in its file:"]
         lines += [f"  {loc}  {item_id}" for loc, item_id in result.unpaired]
     return lines
 
@@ -193,9 +196,10 @@ def _report(result: Expansion, kinds: list[str], target: Path) -> None:
     print(f"agenteval expand: {len(result.clean)} clean items → {result.total} candidate "
           f"variants ({made}) written to {target}", file=sys.stderr)
     if result.unpaired:
-        print(f"  {len(result.unpaired)} clean item(s) have no pair group: add pair: {{group: "
-              "<id>, role: clean} to each in its file (all listed at the top of "
-              f"{target}):", file=sys.stderr)
+        print(f"  {len(result.unpaired)} clean item(s) have no pair group: their variants "
+              "are grouped by the clean id (add pair: {group: <id>, role: clean} to each "
+              f"in its file to write it down; all listed at the top of {target}):",
+              file=sys.stderr)
         for loc, item_id in result.unpaired[:_SHOWN]:
             print(f"    {loc}  {item_id}", file=sys.stderr)
         if len(result.unpaired) > _SHOWN:

@@ -1,5 +1,6 @@
 """Robustness pairs: every variant has its clean twin (same ``pair.group``, role
-``clean``), and every pair group has exactly one clean item, among the files linted."""
+``clean``, or the item whose id the group is, when that item has no ``pair`` and no
+challenge), and every pair group has exactly one clean item, among the files linted."""
 
 from __future__ import annotations
 
@@ -12,13 +13,18 @@ from ._registry import Dataset, Finding, LintFile, check
 _Member = tuple[LintFile, LoadedItem]
 
 
-def _groups(dataset: Dataset) -> dict[str, list[_Member]]:
+def _groups(dataset: Dataset) -> tuple[dict[str, list[_Member]], set[str]]:
+    """The members of each pair group, and the ids of the items that may be a group's
+    implicit clean twin (no ``pair``, no challenge: what ``agenteval expand`` names)."""
     groups: dict[str, list[_Member]] = {}
+    implicit: set[str] = set()
     for f, item in dataset.items():
         pair = item.model.pair
         if pair is not None:
             groups.setdefault(pair.group, []).append((f, item))
-    return groups
+        elif item.model.challenge == "none":
+            implicit.add(item.model.id)
+    return groups, implicit
 
 
 def _role(member: _Member) -> str:
@@ -48,11 +54,13 @@ def _many_clean(group: str, cleans: list[_Member]) -> Iterator[Finding]:
 @check("pairs", scope="dataset")
 def pairs(dataset: Dataset) -> Iterator[Finding]:
     """Each pair group has exactly one clean item, and it has at least one variant."""
-    groups = _groups(dataset)
+    groups, implicit = _groups(dataset)
     with_clean = [g for g, members in groups.items() if any(_role(m) == "clean" for m in members)]
     for group, members in groups.items():
         cleans = [m for m in members if _role(m) == "clean"]
         variants = [m for m in members if _role(m) == "variant"]
+        if not cleans and group in implicit:
+            continue  # the variants of an unpaired clean item, grouped by its id
         if not cleans:
             yield from _no_clean(group, variants, with_clean)
         elif len(cleans) > 1:

@@ -49,11 +49,20 @@ def _predicted(item: ItemResult) -> Label:
 
 
 def _pair_groups(items: Sequence[ItemResult]) -> dict[str, dict[str, list[ItemResult]]]:
+    """The items of each pair group by role. A group without a clean item whose name is
+    the id of an item without ``pair`` (and without a challenge) has that item as its
+    clean twin: the group ``agenteval expand`` gives the variants of an unpaired case."""
     groups: dict[str, dict[str, list[ItemResult]]] = defaultdict(
         lambda: {"clean": [], "variant": []})
+    unpaired: dict[str, list[ItemResult]] = defaultdict(list)
     for item in items:
         if item.pair is not None:
             groups[item.pair.group][item.pair.role].append(item)
+        elif item.challenge == "none":
+            unpaired[item.id].append(item)
+    for group, sides in groups.items():
+        if not sides["clean"] and group in unpaired:
+            sides["clean"] = unpaired[group]
     return groups
 
 
