@@ -34,8 +34,10 @@ _SPOKEN_PHONE = re.compile(
     rf"(?<![{_SPOKEN_DIGITS}])[一幺][\s\-]*[三四五六七八九](?:[\s\-]*[{_SPOKEN_DIGITS}]){{9}}"
     rf"(?![\s\-]*[{_SPOKEN_DIGITS}])")
 
-#: a string without a digit or an @ has nothing to mask (the common case: skip the regexes)
-_MAYBE = re.compile(r"[0-9０-９@]")
+#: a string without an @ or a run of 11 digits (each pair apart by at most one space or
+#: dash) has nothing to mask: every e-mail has the one, every phone and ID number the other
+#: (the common case, a rule id or a price, skips the three patterns)
+_MAYBE = re.compile(r"@|[0-9０-９](?:[\s-]?[0-9０-９]){10}")
 #: a number below this (in magnitude) has too few digits to be a phone or ID number
 _SMALL = 10**6
 

@@ -227,6 +227,10 @@ class Recorder:
         doc = self.document = self._document(items)
         self.results_path = str(self.writer.finish(doc, list(self.lines.values())))
         self._write_report(doc)
+        # written: the typed results are not needed again (the summary reads the metrics),
+        # and freed now, pytest's garbage collections at exit do not walk them
+        self.results.clear()
+        del items
         mode = str(self.config.getoption("agenteval_exit"))
         if gates is None:
             mode = "items"  # no gate to decide: the items do

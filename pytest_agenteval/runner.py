@@ -138,6 +138,9 @@ class Runner:
 
         #: pytest-html is writing a report: each item carries its evidence as an extra
         self.extras = wants_extras(config)
+        #: a JUnit XML file is written (``--junitxml``; workers have the option too): each
+        #: item carries its layers as properties, which nothing else reads
+        self.junit = bool(getattr(config.option, "xmlpath", None))
 
     def _link(self) -> WorkerLink | None:
         """An xdist worker's link to its controller (stop and crash notices, sent journal)."""
@@ -196,9 +199,10 @@ class Runner:
             return report
         if isinstance(item, CaseItem) and item.payload is not None:
             report.agenteval = item.payload  # type: ignore[attr-defined]  # travels through xdist
-            props = junit_properties(item.payload)
-            report.user_properties += props
-            item.user_properties += props  # junitxml reads them from the teardown report
+            if self.junit:
+                props = junit_properties(item.payload)
+                report.user_properties += props
+                item.user_properties += props  # junitxml reads them from the teardown report
             if self.extras:
                 self._add_extra(report, item.payload)
         elif isinstance(item, LoadErrorItem) and isinstance(item.parent, CaseFile):

@@ -223,3 +223,31 @@ def test_other_chinese_numbers_are_untouched(text: str) -> None:
 
 def test_allow_list_keeps_a_spoken_test_number() -> None:
     assert Masker(allow=["13812345678"]).text("幺三八一二三四五六七八") == "幺三八一二三四五六七八"
+
+
+# -- the quick check ---------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from pytest_agenteval import privacy  # noqa: E402
+
+#: digits (both widths), the separators the patterns allow, and what sits around numbers
+_PIECES = st.sampled_from([*"0123456789０１２３４５６７８９ -\t+86Xx@.a是号", "13", "138",
+                           "1380013", "\u3000", "@example.com"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_the_quick_check_never_skips_what_the_patterns_would_mask(text: str) -> None:
+    """A string the quick check passes over is one that e-mail, ID and phone patterns
+    leave as it is: the check is only a shortcut."""
+    if privacy._MAYBE.search(text) is None:
+        for pattern in (privacy._EMAIL, privacy._ID_CARD, privacy._PHONE):
+            assert pattern.search(text) is None, (pattern.pattern, text)
+
+
+@pytest.mark.parametrize("text", ["BENCH-00123:keyword_match#1", "价格 12.8 万，里程 3.37 万公里",
+                                  "2026-12-01T21:16:40.123456"])
+def test_ids_prices_and_times_skip_the_patterns(text: str) -> None:
+    assert privacy._MAYBE.search(text) is None

@@ -208,7 +208,8 @@ def test_pytest_html_items_carry_their_evidence_and_sortable_columns(project, py
     assert "发布门禁" in page
 
 
-def test_junit_properties_carry_every_layer(project, pytester) -> None:
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["single", "xdist"])
+def test_junit_properties_carry_every_layer(project, pytester, workers: list[str]) -> None:
     project({"a.yaml": CASES + """\
 scenarios:
   - id: TWO
@@ -216,7 +217,7 @@ scenarios:
       - {input: 第一句, expected: {behavior: A}}
       - {input: 第二句, expected: {behavior: B}}
 """})
-    pytester.runpytest("cases", "--junitxml=j.xml", "--agenteval-repeat", "2")
+    pytester.runpytest("cases", "--junitxml=j.xml", "--agenteval-repeat", "2", *workers)
     xml = (pytester.path / "j.xml").read_text(encoding="utf-8")
     for prop in ('name="agenteval_kind" value="scenario"',
                  'name="agenteval_behavior" value="A,B"',
