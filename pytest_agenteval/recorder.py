@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._stash import WIRE
+from ._stash import WIRE, Slimmer
 from .model.results import Completeness, ItemResult
 from .privacy import clip
 
@@ -56,6 +56,7 @@ class Recorder:
         self.document: dict[str, Any] | None = None
         self._writer: RunRecorder | None = None
         self._digest: Digest | None = None
+        self._slimmer = Slimmer()
         self._t0 = time.perf_counter()
 
     @property
@@ -138,7 +139,15 @@ class Recorder:
             report.agenteval = json.loads(wire)
         return report
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None]:
+        self._logreport(report)
+        try:
+            yield
+        finally:
+            self._slimmer.logged(report)  # recorded, and every other plugin has seen it
+
+    def _logreport(self, report: pytest.TestReport) -> None:
         unloadable = getattr(report, "agenteval_unloadable", None)
         if report.when == "call" and isinstance(unloadable, str):
             self.unloadable.append(unloadable)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._stash import WIRE
+from ._stash import WIRE, Slimmer
 from ._workers import WORKERINPUT_KEY, BlindLink, WorkerLink
 from .items import CaseFile, CaseItem, LoadErrorItem
 from .scheduling import Mode, Prefetch
@@ -141,6 +141,7 @@ class Runner:
         #: a JUnit XML file is written (``--junitxml``; workers have the option too): each
         #: item carries its layers as properties, which nothing else reads
         self.junit = bool(getattr(config.option, "xmlpath", None))
+        self._slimmer = Slimmer()
 
     def _link(self) -> WorkerLink | None:
         """An xdist worker's link to its controller (stop and crash notices, sent journal)."""
@@ -198,13 +199,14 @@ class Runner:
         if call.when != "call":
             return report
         if isinstance(item, CaseItem) and item.payload is not None:
-            report.agenteval = item.payload  # type: ignore[attr-defined]  # travels through xdist
+            payload, item.payload = item.payload, None  # the report carries it from here
+            report.agenteval = payload  # type: ignore[attr-defined]  # travels through xdist
             if self.junit:
-                props = junit_properties(item.payload)
+                props = junit_properties(payload)
                 report.user_properties += props
                 item.user_properties += props  # junitxml reads them from the teardown report
             if self.extras:
-                self._add_extra(report, item.payload)
+                self._add_extra(report, payload)
         elif isinstance(item, LoadErrorItem) and isinstance(item.parent, CaseFile):
             # a case file whose items are missing from the run (a broken ledger file is
             # its own item's error, and every case file reports the ledger's defects too)
@@ -219,6 +221,15 @@ class Runner:
 
         report.extras = [*getattr(report, "extras", []),  # type: ignore[attr-defined]
                          extras.html(item_extra(payload))]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None]:
+        """On a worker, once xdist has sent the item's reports, its result is let go."""
+        try:
+            yield
+        finally:
+            if self.role == "worker":
+                self._slimmer.logged(report)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_to_serializable(self, report: Any) -> Generator[None, Any, Any]:

@@ -176,3 +176,38 @@ def test_an_unwritable_reports_folder_is_a_usage_error_before_any_call(project, 
     result.stderr.fnmatch_lines(["*agenteval: the reports folder */blocker/reports cannot be "
                                  "written (Not a directory)*"])
     assert agent.requests == []
+
+
+SEEN = """\
+import json
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and isinstance(getattr(report, "agenteval", None), dict):
+        with open("seen.jsonl", "a") as f:  # what every plugin sees while reports are logged
+            f.write(json.dumps(sorted(report.agenteval)) + "\\n")
+
+def pytest_terminal_summary(terminalreporter):
+    held = [r.agenteval for rs in terminalreporter.stats.values() for r in rs
+            if getattr(r, "when", None) == "call" and hasattr(r, "agenteval")]
+    with open("held.json", "w") as f:
+        json.dump(held, f)
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["single", "xdist"])
+def test_reports_let_go_of_their_results_once_every_plugin_has_logged_them(
+        project, pytester, workers: list[str]) -> None:
+    """Each plugin's pytest_runtest_logreport sees the whole result; the reports pytest
+    holds until the end keep only its status (10,000 results there were memory held)."""
+    project({"r.yaml": CASES})
+    pytester.makeconftest(SEEN)
+    result = pytester.runpytest("cases", *workers)
+    seen = [json.loads(line) for line in
+            (pytester.path / "seen.jsonl").read_text().splitlines()]
+    logged = 5 * (2 if workers else 1)  # under xdist, on the workers and on the controller
+    assert len(seen) == logged and all({"turns", "status", "id"} <= set(s) for s in seen)
+    held = json.loads((pytester.path / "held.json").read_text())
+    assert sorted(h["status"] for h in held) == ["error", "failed", "passed", "passed",
+                                                 "passed"]
+    assert all(set(h) == {"status"} for h in held)
+    result.stdout.fnmatch_lines(["*1 failed, 3 passed, 1 error*"])
