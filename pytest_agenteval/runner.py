@@ -240,7 +240,7 @@ class Runner:
         if self.role == "worker" and isinstance(data, dict):
             payload = data.pop("agenteval", None)
             if isinstance(payload, dict):
-                data[WIRE] = json.dumps(payload, ensure_ascii=False)
+                data[WIRE] = json.dumps(payload, ensure_ascii=False, check_circular=False)
         return data
 
     @pytest.hookimpl(tryfirst=True)

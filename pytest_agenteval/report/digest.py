@@ -199,7 +199,8 @@ class Digest:
         }
         if case.get("trial") is not None:
             out["tr"] = case["trial"]
-        self.cases.append(json.dumps(out, ensure_ascii=False, separators=(",", ":")))
+        self.cases.append(json.dumps(out, ensure_ascii=False, separators=(",", ":"),
+                                     check_circular=False))
         self._fold(case, turns, behaviors, failed_rules)
 
     def _layers(self, case: dict[str, Any], turns: list[dict[str, Any]]) -> str:

@@ -181,7 +181,7 @@ class RunRecorder:
         nothing, the record's objects would, for the rest of the run)."""
         if self._lines is None:
             self._lines = (self._ensure_dir() / "results.jsonl").open("a", encoding="utf-8")
-        line = json.dumps(record, ensure_ascii=False)
+        line = json.dumps(record, ensure_ascii=False, check_circular=False)
         self._lines.write(line + "\n")
         self._lines.flush()  # in the OS now: survives Ctrl-C and a crashed pytest
         return line
