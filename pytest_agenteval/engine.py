@@ -105,6 +105,16 @@ class Engine:
         #: a judge is configured: an item that is not answered says so in its L3
         self._judged = make_judge is not None
         self._sem: asyncio.Semaphore | None = None
+        #: the look-ahead: conversations started whose results are not handed out yet
+        #: (running, or done and waiting for pytest) are at most this many, so that a
+        #: pytest slower than the agent makes the engine wait, not results pile up
+        self.ahead_limit = 2 * self.concurrency + 16
+        #: room given (on the loop) and results handed out (by pytest's thread): their
+        #: difference is what the look-ahead holds
+        self._admitted = 0
+        self._handed = 0
+        #: items waiting for room, in the order they asked (touched on the loop only)
+        self._waiting: dict[str, asyncio.Future[None]] = {}
         self._closed = False
         try:
             self._call(self._start(make_adapter, make_judge, make_simulator), timeout=120)
@@ -130,8 +140,33 @@ class Engine:
         self._simulator = (_started("the simulated user", make_simulator)
                            if make_simulator is not None else None)
 
+    async def _room(self, key: str) -> None:
+        """Wait until the look-ahead has room for ``key`` (or pytest waits for it)."""
+        if self._admitted - self._handed < self.ahead_limit and not self._waiting:
+            self._admitted += 1
+            return
+        waiter = self._waiting[key] = self._loop.create_future()
+        try:
+            await waiter  # _grant counted it
+        finally:
+            self._waiting.pop(key, None)
+
+    def _grant(self, key: str) -> None:
+        waiter = self._waiting.pop(key, None)
+        if waiter is not None and not waiter.done():
+            self._admitted += 1
+            waiter.set_result(None)
+
+    def _wake(self, wanted: str | None = None) -> None:
+        """On the loop: start what waits for room, the item pytest waits for first."""
+        if wanted is not None:
+            self._grant(wanted)
+        while self._waiting and self._admitted - self._handed < self.ahead_limit:
+            self._grant(next(iter(self._waiting)))
+
     async def _run(self, key: str, plan: ItemPlan, trial: int) -> ItemResult:
         assert self._sem is not None and self._adapter is not None
+        await self._room(key)
         async with self._sem:
             if self._closed:  # close() began while this item queued: send nothing more
                 raise asyncio.CancelledError
@@ -150,7 +185,7 @@ class Engine:
 
     def submit(self, key: str, plan: ItemPlan,
                trial: int = 0) -> concurrent.futures.Future[ItemResult]:
-        """Start ``plan`` unless it was started already; never starts it twice."""
+        """Start ``plan`` unless it was started and its result not handed out yet."""
         with self._lock:
             fut = self._futures.get(key)
             if fut is None:
@@ -173,10 +208,28 @@ class Engine:
         return n
 
     def result(self, key: str, plan: ItemPlan, trial: int = 0) -> ItemResult:
-        """Wait for ``plan``'s result (submitting it now if nobody did), boundedly."""
+        """Wait for ``plan``'s result (submitting it now if nobody did), boundedly.
+
+        The result is handed out once: the engine lets go of it (10,000 results kept
+        until the end were most of a run's memory). Asked again — a rerun — the item's
+        conversation is held again."""
+        try:
+            return self._wait(key, plan, trial)
+        finally:
+            with self._lock:
+                fut = self._futures.pop(key, None)
+                self._started.pop(key, None)
+            if fut is not None:
+                self._handed += 1
+                if self._waiting and self._thread.is_alive():  # the engine waits for room
+                    self._loop.call_soon_threadsafe(self._wake)
+
+    def _wait(self, key: str, plan: ItemPlan, trial: int) -> ItemResult:
         fut = self.submit(key, plan, trial)
         budget = self.budget.of(plan)
         while True:
+            if key in self._waiting and self._thread.is_alive():  # pytest waits for it
+                self._loop.call_soon_threadsafe(self._wake, key)
             try:
                 return fut.result(timeout=_POLL_S)
             except concurrent.futures.TimeoutError:
@@ -205,10 +258,6 @@ class Engine:
     def halt(self) -> None:
         """Send nothing more (thread-safe; what is in flight goes on until :meth:`close`)."""
         self._closed = True
-
-    @property
-    def submitted(self) -> int:
-        return len(self._futures)
 
     def close(self) -> None:
         """Cancel what is queued or in flight, close the adapter, stop the loop."""

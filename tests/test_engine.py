@@ -58,9 +58,55 @@ def test_submit_never_starts_the_same_item_twice(tmp_path: Path) -> None:
             first = engine.submit("E-1", _plan(1))
             assert engine.submit("E-1", _plan(1)) is first
             assert engine.result("E-1", _plan(1)).status == "passed"
+            assert engine._futures == {}  # handed out: the engine holds no result
         finally:
             engine.close()
         assert len(agent.requests) == 1
+
+
+def test_the_engine_runs_ahead_at_most_its_look_ahead_while_pytest_is_slow(
+        tmp_path: Path) -> None:
+    """A pytest slower than the agent makes the engine wait: results handed out are let go,
+    and no more than ``ahead_limit`` conversations are started and not handed out."""
+    with FakeAgent() as agent:
+        engine = _engine(HttpTarget(adapter="http", url=agent.url), tmp_path, 2)
+        try:
+            plans = [(f"E-{i}", _plan(i)) for i in range(60)]
+            engine.submit_many((key, plan, 0) for key, plan in plans)
+            limit = engine.ahead_limit
+            assert limit < 60
+            deadline = time.monotonic() + 10
+            while len(agent.requests) < limit and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.3)  # nothing handed out: the engine waits for pytest
+            assert len(agent.requests) == limit
+            for key, plan in plans[:5]:
+                assert engine.result(key, plan).status == "passed"
+            deadline = time.monotonic() + 10
+            while len(agent.requests) < limit + 5 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.3)
+            assert len(agent.requests) == limit + 5  # room for five more, and no more
+        finally:
+            engine.close()
+
+
+def test_an_item_pytest_waits_for_starts_however_full_the_look_ahead(tmp_path: Path) -> None:
+    """Items taken in another order than submitted (a plugin that reorders, a crashed
+    worker's leftovers): the one pytest waits for never waits for room, so nothing hangs."""
+    with FakeAgent() as agent:
+        engine = _engine(HttpTarget(adapter="http", url=agent.url), tmp_path, 1)
+        try:
+            plans = [(f"E-{i}", _plan(i)) for i in range(40)]
+            engine.submit_many((key, plan, 0) for key, plan in plans)
+            assert engine.ahead_limit < 40
+            started = time.monotonic()
+            for key, plan in reversed(plans):
+                assert engine.result(key, plan).status == "passed", key
+            assert time.monotonic() - started < 30
+            assert sorted(b["case_id"] for b in agent.requests) == sorted(k for k, _ in plans)
+        finally:
+            engine.close()
 
 
 class _Adapter:
