@@ -38,6 +38,9 @@ _SPOKEN_PHONE = re.compile(
 #: dash) has nothing to mask: every e-mail has the one, every phone and ID number the other
 #: (the common case, a rule id or a price, skips the three patterns)
 _MAYBE = re.compile(r"@|[0-9０-９](?:[\s-]?[0-9０-９]){10}")
+#: a surrogate code point: never text on its own (a str holds a whole astral character
+#: as one code point), and no UTF-8 file can hold it
+_SURROGATE = re.compile("[\ud800-\udfff]")
 #: a number below this (in magnitude) has too few digits to be a phone or ID number
 _SMALL = 10**6
 
@@ -142,6 +145,10 @@ class Masker:
         return masked
 
     def _text(self, value: str) -> str:
+        if not value.isascii() and _SURROGATE.search(value):
+            # half a character (an emoji cut in two, a ``\ud83d`` in the agent's JSON):
+            # not text any file can hold; shown as U+FFFD, even when masking is off
+            value = _SURROGATE.sub("\ufffd", value)
         if self._secret_prefixes is not None:  # secrets go even when masking is off
             value = self._secret_prefixes.sub("***", value)
         if "://" in value:  # credentials in a URL (http://user:password@host)

@@ -11,6 +11,7 @@ conversation_id}``). What it does is steered by the user's input:
 - ``__huge__`` → an ``output`` of about 1 MB of Chinese text with the phone number
   ``HUGE_PHONE`` in the middle and the ID number ``HUGE_ID`` near the end
 - ``__cutbody__`` → closes mid-body · ``__latin1__`` → a body that is not UTF-8
+- ``__surrogate__`` → an ``output`` with half an emoji (``\ud83d``, a lone surrogate)
 - ``__drip__`` → headers at once, then a 23-byte JSON body one byte every ``drip_s``
   (4.6 s in all: longer than a 1.5 s timeout)
 - ``__never__`` → reads the request and never answers (waits ``never_s`` or until
@@ -142,6 +143,9 @@ class FakeAgent:
             handler.close_connection = True
         elif text == "__latin1__":
             handler.send_json(200, None, raw='{"output": "café"}'.encode("latin-1"))
+        elif text == "__surrogate__":  # an emoji cut in half: valid JSON, not valid text
+            handler.send_json(200, None, raw=b'{"output": "\\ud83d\xe5\xa5\xbd", '
+                              b'"intent_name": "\\udc00"}')
         elif text == "__echo401__":
             auth = handler.headers.get("Authorization", "")
             body_text = ("x" * 262 + " " + auth + " " + "y" * 10 + " 110101199003077777 end")

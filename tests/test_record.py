@@ -211,3 +211,28 @@ def test_reports_let_go_of_their_results_once_every_plugin_has_logged_them(
                                                  "passed"]
     assert all(set(h) == {"status"} for h in held)
     result.stdout.fnmatch_lines(["*1 failed, 3 passed, 1 error*"])
+
+
+def test_half_a_character_from_the_agent_is_recorded_as_a_replacement_character(
+        project, pytester) -> None:
+    """``{"output": "\\ud83d好"}`` is valid JSON and no valid text (an emoji cut in two):
+    it is judged as it came, and recorded, printed and reported as U+FFFD — not an
+    INTERNALERROR that loses the run's record."""
+    project({"s.yaml": """\
+cases:
+  - id: HALF
+    request: {input: __surrogate__}
+    rules: [{type: keyword_match, params: {any: [好]}}]
+  - id: HALF-FAIL
+    request: {input: __surrogate__}
+    rules: [{id: NEEDS-BYE, type: keyword_match, params: {all: [再见]}}]
+"""})
+    result = pytester.runpytest("cases", "--junitxml=j.xml")
+    result.assert_outcomes(passed=1, failed=1)
+    record = read_record(pytester.path)
+    half = by_id(record)["HALF"]
+    assert half["status"] == "passed" and half["response"]["output"] == "\ufffd好"
+    assert half["response"]["intent_name"] == "\ufffd"
+    assert "\ufffd好" in (pytester.path / "j.xml").read_text(encoding="utf-8")
+    html = next((pytester.path / "reports").glob("*/report.html")).read_text(encoding="utf-8")
+    assert "\ufffd好" in html
