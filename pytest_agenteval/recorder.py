@@ -41,7 +41,7 @@ class Recorder:
         self.expected: list[str] | None = None
         self.results: dict[str, ItemResult] = {}
         #: results not validated yet, as JSON text (see :meth:`_record`)
-        self.payloads: dict[str, str] = {}
+        self.payloads: dict[str, str | bytes] = {}
         #: the cases[] record of each result as JSON text, made once as it arrives
         self.lines: dict[str, str] = {}
         self.duplicates: list[str] = []
@@ -174,7 +174,7 @@ class Recorder:
         kept as JSON text (``text``, as it came from a worker, or encoded here): a string
         is one object to the garbage collector and a tenth of the memory of its dicts.
         """
-        from .report.record import case_record
+        from .report.record import case_record, json_line
 
         if nodeid in self.lines:
             self.duplicates.append(nodeid)
@@ -184,8 +184,7 @@ class Recorder:
         if hook.get_hookimpls():
             item = self.results[nodeid] = ItemResult.model_validate(payload)
         else:
-            self.payloads[nodeid] = text if text is not None else json.dumps(
-                payload, ensure_ascii=False, check_circular=False)
+            self.payloads[nodeid] = text if text is not None else json_line(payload)
         # kept before it is written: a Ctrl-C from here on still finds it at the end
         self.lines[nodeid] = self.writer.append(record)
         self.digest.add(record)

@@ -8,7 +8,6 @@ recorder the same way with and without xdist.
 from __future__ import annotations
 
 import gc
-import json
 import math
 import re
 import sys
@@ -235,12 +234,14 @@ class Runner:
     def pytest_report_to_serializable(self, report: Any) -> Generator[None, Any, Any]:
         """On a worker, the result travels to the controller as one JSON string: execnet's
         serializer is pure Python and walks every node (about 0.1 ms a result each way),
-        the C JSON codec takes a fifth of that (the recorder parses it back)."""
+        pydantic's JSON encoder a tenth of that (the recorder parses it back)."""
+        from .report.record import json_line
+
         data = yield
         if self.role == "worker" and isinstance(data, dict):
             payload = data.pop("agenteval", None)
             if isinstance(payload, dict):
-                data[WIRE] = json.dumps(payload, ensure_ascii=False, check_circular=False)
+                data[WIRE] = json_line(payload).decode()
         return data
 
     @pytest.hookimpl(tryfirst=True)

@@ -35,6 +35,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from ..privacy import clip
+from .record import json_line
 
 __all__ = ["DIMS", "STATUS", "Digest"]
 
@@ -199,8 +200,7 @@ class Digest:
         }
         if case.get("trial") is not None:
             out["tr"] = case["trial"]
-        self.cases.append(json.dumps(out, ensure_ascii=False, separators=(",", ":"),
-                                     check_circular=False))
+        self.cases.append(json_line(out).decode())
         self._fold(case, turns, behaviors, failed_rules)
 
     def _layers(self, case: dict[str, Any], turns: list[dict[str, Any]]) -> str:

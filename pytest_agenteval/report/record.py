@@ -19,7 +19,17 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["RunRecorder", "case_record", "dataset_fingerprint", "file_sha256", "point_latest"]
+from pydantic_core import to_json
+
+__all__ = ["RunRecorder", "case_record", "dataset_fingerprint", "file_sha256", "json_line",
+           "point_latest"]
+
+
+def json_line(value: Any) -> bytes:
+    """``value`` (JSON-native, masked: no half character) as compact UTF-8 JSON on one line,
+    by pydantic's serializer: a third of the time of the ``json`` module's encoder, for the
+    per-item JSON of a run (the results.jsonl line, a worker's result, the report's case)."""
+    return to_json(value)
 
 _VERSIONED = ("pytest-agenteval", "pytest", "pytest-xdist", "pytest-html", "aiohttp", "httpx",
               "pydantic", "openai", "PyYAML")
@@ -181,7 +191,7 @@ class RunRecorder:
         nothing, the record's objects would, for the rest of the run)."""
         if self._lines is None:
             self._lines = (self._ensure_dir() / "results.jsonl").open("a", encoding="utf-8")
-        line = json.dumps(record, ensure_ascii=False, check_circular=False)
+        line = json_line(record).decode()
         self._lines.write(line + "\n")
         self._lines.flush()  # in the OS now: survives Ctrl-C and a crashed pytest
         return line
