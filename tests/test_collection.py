@@ -298,3 +298,26 @@ def test_a_run_whose_only_defect_is_a_broken_file_says_so_in_one_line(project, p
     out = result.stdout.str()
     assert "have no result" not in out  # it said "0 of 3 selected items have no result:"
     result.stdout.fnmatch_lines(["INCOMPLETE: 1 case file(s) could not be loaded: cases/bad.yaml"])
+
+
+GC_SEEN = """\
+import gc
+
+SEEN = []
+
+def pytest_itemcollected(item):
+    SEEN.append(gc.isenabled())
+
+def pytest_sessionfinish(session):
+    with open("gc.txt", "w") as f:
+        f.write(f"{sorted(set(SEEN))} {gc.isenabled()}")
+"""
+
+
+def test_the_collector_is_paused_while_cases_are_collected_and_restored(project,
+                                                                          pytester) -> None:
+    project({"a.yaml": "cases:\n  - {id: G-1, request: {input: 你好}}\n"
+                       "  - {id: G-2, request: {input: 你好}}\n"})
+    pytester.makeconftest(GC_SEEN)
+    pytester.runpytest("cases", "--collect-only", "-q")
+    assert (pytester.path / "gc.txt").read_text() == "[False] True"
