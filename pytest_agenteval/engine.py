@@ -210,9 +210,9 @@ class Engine:
     def result(self, key: str, plan: ItemPlan, trial: int = 0) -> ItemResult:
         """Wait for ``plan``'s result (submitting it now if nobody did), boundedly.
 
-        The result is handed out once: the engine lets go of it (10,000 results kept
-        until the end were most of a run's memory). Asked again — a rerun — the item's
-        conversation is held again."""
+        The result is handed out once, and the engine lets go of it (kept until the end,
+        the results of 10,000 cases were 80 MB). Asked again — a rerun — the item's
+        conversation is held again, as a rerun means."""
         try:
             return self._wait(key, plan, trial)
         finally:
