@@ -139,7 +139,7 @@ class Runner:
         self.extras = wants_extras(config)
         #: a JUnit XML file is written (``--junitxml``; workers have the option too): each
         #: item carries its layers as properties, which nothing else reads
-        self.junit = bool(getattr(config.option, "xmlpath", None))
+        self.junit = bool(config.getoption("xmlpath", None))
         self._slimmer = Slimmer()
 
     def _link(self) -> WorkerLink | None:
