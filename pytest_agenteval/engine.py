@@ -116,6 +116,8 @@ class Engine:
         #: items waiting for room, in the order they asked (touched on the loop only)
         self._waiting: dict[str, asyncio.Future[None]] = {}
         self._closed = False
+        #: nothing more is sent (Ctrl-C, the controller's stop): set by halt() and close()
+        self._halted = False
         try:
             self._call(self._start(make_adapter, make_judge, make_simulator), timeout=120)
         except BaseException:
@@ -168,7 +170,7 @@ class Engine:
         assert self._sem is not None and self._adapter is not None
         await self._room(key)
         async with self._sem:
-            if self._closed:  # close() began while this item queued: send nothing more
+            if self._halted:  # halted or closing while this item queued: send nothing more
                 raise asyncio.CancelledError
             self._started[key] = time.monotonic()
             self._unstarted.pop(key, None)
@@ -215,6 +217,9 @@ class Engine:
         conversation is held again, as a rerun means."""
         try:
             return self._wait(key, plan, trial)
+        except KeyboardInterrupt:  # Ctrl-C while pytest waits here: send nothing more now,
+            self.halt()            # not once pytest has unwound to the end of the session
+            raise
         finally:
             with self._lock:
                 fut = self._futures.pop(key, None)
@@ -256,15 +261,16 @@ class Engine:
         return start_failure(plan, AgentError(kind="timeout", detail=why), judged)
 
     def halt(self) -> None:
-        """Send nothing more (thread-safe; what is in flight goes on until :meth:`close`)."""
-        self._closed = True
+        """Send nothing more (thread-safe; what is in flight goes on until :meth:`close`,
+        which still cancels it and closes the adapter)."""
+        self._halted = True
 
     def close(self) -> None:
         """Cancel what is queued or in flight, close the adapter, stop the loop."""
         with self._lock:
             if self._closed:
                 return
-            self._closed = True
+            self._closed = self._halted = True
             futures = list(self._futures.values())
         for fut in futures:
             fut.cancel()

@@ -245,6 +245,12 @@ class Runner:
         return data
 
     @pytest.hookimpl(tryfirst=True)
+    def pytest_keyboard_interrupt(self) -> None:
+        """Ctrl-C: no conversation starts from now on (what is in flight is cancelled when
+        the session finishes; a loaded machine takes a while to get there)."""
+        self._halt()
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self) -> None:
         self.close()
 

@@ -51,6 +51,23 @@ def test_close_cancels_queued_and_in_flight_conversations(tmp_path: Path) -> Non
             engine.submit("late", _plan(99))
 
 
+def test_a_halted_engine_sends_nothing_more_and_still_closes(tmp_path: Path) -> None:
+    """Ctrl-C or the controller's stop halts the engine at once; closing it at the end of
+    the session still cancels what is in flight, closes the adapter and stops the loop."""
+    with FakeAgent(latency_s=0.5) as agent:
+        engine = _engine(HttpTarget(adapter="http", url=agent.url, concurrency=1), tmp_path, 1)
+        futures = [engine.submit(f"E-{i}", _plan(i)) for i in range(5)]
+        deadline = time.monotonic() + 10
+        while not agent.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        engine.halt()
+        time.sleep(1.2)  # the first reply came back: the next item would have been sent
+        assert len(agent.requests) == 1
+        engine.close()
+        assert all(f.done() for f in futures)
+        assert not engine._thread.is_alive() and engine._loop.is_closed()
+
+
 def test_submit_never_starts_the_same_item_twice(tmp_path: Path) -> None:
     with FakeAgent() as agent:
         engine = _engine(HttpTarget(adapter="http", url=agent.url), tmp_path, 4)
