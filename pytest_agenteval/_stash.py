@@ -36,6 +36,7 @@ class Slimmer:
             call = self.pending.pop(report.nodeid, None)
             if call is not None:
                 call.agenteval = {"status": call.agenteval.get("status")}  # type: ignore[attr-defined]
+                call.__dict__.pop("_agenteval_text", None)  # a worker's result as it came
 
 
 def get_project(config: pytest.Config) -> Project:

@@ -172,7 +172,7 @@ class Recorder:
         the others, unless a ``pytest_agenteval_case_result`` hook wants it now: while
         items run, this thread shares the interpreter with the engine's. Until then it is
         kept as JSON text (``text``, as it came from a worker, or encoded here): a string
-        is one object to the garbage collector and a tenth of the memory of its dicts.
+        is one object to the garbage collector and a fraction of the memory of its dicts.
         """
         from .report.record import case_record, json_line
 

@@ -189,6 +189,8 @@ def pytest_runtest_logreport(report):
 def pytest_terminal_summary(terminalreporter):
     held = [r.agenteval for rs in terminalreporter.stats.values() for r in rs
             if getattr(r, "when", None) == "call" and hasattr(r, "agenteval")]
+    assert not any(hasattr(r, "_agenteval_text") for rs in terminalreporter.stats.values()
+                   for r in rs)
     with open("held.json", "w") as f:
         json.dump(held, f)
 """
