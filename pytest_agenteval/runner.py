@@ -234,7 +234,7 @@ class Runner:
     def pytest_report_to_serializable(self, report: Any) -> Generator[None, Any, Any]:
         """On a worker, the result travels to the controller as one JSON string: execnet's
         serializer is pure Python and walks every node (about 0.1 ms a result each way),
-        pydantic's JSON encoder a tenth of that (the recorder parses it back)."""
+        pydantic's JSON encoder a small part of that (the recorder parses it back)."""
         from .report.record import json_line
 
         data = yield
