@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from .model.results import ItemResult
 
-__all__ = ["Masker", "PersonalDatum", "clip"]
+__all__ = ["Masker", "PersonalDatum", "clip", "whole"]
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
 # ID card (18, last may be X) before phones, so a phone inside it is not matched first.
@@ -49,6 +49,14 @@ _SMALL = 10**6
 _TOKEN = frozenset("0123456789０１２３４５６７８９_+.@%/=:~-"
                    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _DIGIT = frozenset("0123456789０１２３４５６７８９")
+
+
+def whole(text: str) -> str:
+    """``text`` with each half character (a lone surrogate: an emoji cut in two, a
+    ``\ud83d`` in an agent's JSON) as U+FFFD: text that every encoder and file can hold."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def clip(text: str, n: int, mark: str = "…") -> str:
@@ -145,10 +153,7 @@ class Masker:
         return masked
 
     def _text(self, value: str) -> str:
-        if not value.isascii() and _SURROGATE.search(value):
-            # half a character (an emoji cut in two, a ``\ud83d`` in the agent's JSON):
-            # not text any file can hold; shown as U+FFFD, even when masking is off
-            value = _SURROGATE.sub("\ufffd", value)
+        value = whole(value)  # a half character as U+FFFD, even when masking is off
         if self._secret_prefixes is not None:  # secrets go even when masking is off
             value = self._secret_prefixes.sub("***", value)
         if "://" in value:  # credentials in a URL (http://user:password@host)

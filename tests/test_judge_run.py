@@ -314,3 +314,19 @@ def test_a_misspelt_judge_dimension_is_a_located_load_error(project, pytester) -
     result.stdout.fnmatch_lines(["*cases/a.yaml:4 [[]cases[[]0[]].judge.dimensions[[]0[]][]]: "
                                  "Input should be 'relevance', *"])
     assert "literal" not in result.stdout.str()
+
+
+def test_half_a_character_in_a_judged_reply_is_judged_cached_and_recorded(judged, judge,
+                                                                          pytester) -> None:
+    """A reply with a lone surrogate (``"\\ud83d好"``) goes to the judge, into the judge's
+    cache and back out of it, and into the record as U+FFFD."""
+    judged("cases:\n  - {id: HALF, request: {input: __surrogate__}}\n")
+    first = pytester.runpytest("cases")
+    first.assert_outcomes(passed=1)
+    assert len(judge.chat_calls) == 1
+    second = pytester.runpytest("cases")
+    second.assert_outcomes(passed=1)
+    assert len(judge.chat_calls) == 1  # served from the cache
+    record = read_record(pytester.path)
+    assert record["metrics"]["judge"]["cache_hits"] == 1
+    assert by_id(record)["HALF"]["response"]["output"] == "\ufffd好"

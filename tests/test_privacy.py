@@ -251,3 +251,18 @@ def test_the_quick_check_never_skips_what_the_patterns_would_mask(text: str) -> 
                                   "2026-12-01T21:16:40.123456"])
 def test_ids_prices_and_times_skip_the_patterns(text: str) -> None:
     assert privacy._MAYBE.search(text) is None
+
+
+def test_a_half_character_becomes_a_replacement_character_and_hashes_anyway() -> None:
+    """Agent replies are made whole at the adapter; what reaches the judge's prompt and
+    cache from elsewhere (a case file's ``"\\ud83d"``) is hashed without an error."""
+    from pytest_agenteval.adapters import AgentReply
+    from pytest_agenteval.judge.cache import cache_key
+    from pytest_agenteval.judge.prompt import fenced
+
+    assert privacy.whole("好\ud83d的") == "好\ufffd的" and privacy.whole("ok") == "ok"
+    reply = AgentReply(output="\ud83d好", intent_name="\udc00", conversation_id="c\ud800")
+    assert (reply.output, reply.intent_name, reply.conversation_id) == (
+        "\ufffd好", "\ufffd", "c\ufffd")
+    assert cache_key("\ud83d") != cache_key("\ud83e")
+    assert fenced({"reply": "\ud83d"})[0]

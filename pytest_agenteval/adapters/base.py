@@ -56,6 +56,16 @@ class AgentReply:
     #: ``(field, path, closest path present)`` of each configured optional path not found
     missing: tuple[tuple[str, str, str | None], ...] = ()
 
+    def __post_init__(self) -> None:
+        # half a character (valid JSON, ``"\ud83d"``) is no text: every rule, the judge,
+        # its cache and the record see U+FFFD in its place, whichever adapter made it
+        from ..privacy import whole
+
+        for name in ("output", "intent_code", "intent_name", "conversation_id"):
+            value = getattr(self, name)
+            if isinstance(value, str) and not value.isascii():
+                object.__setattr__(self, name, whole(value))
+
 
 class AgentError(Exception):
     """The agent could not be asked or did not answer usably.

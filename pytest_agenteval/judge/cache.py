@@ -24,7 +24,7 @@ __all__ = ["JudgeCache", "cache_key", "clear_cache"]
 
 def cache_key(*parts: Any) -> str:
     blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _SCHEMA = (
@@ -69,7 +69,7 @@ class JudgeCache:
         try:
             self._db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?)",
                              (key, json.dumps(value, ensure_ascii=False), time.time()))
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeEncodeError):  # a half character: not cached
             pass
 
     def mode(self, endpoint: str) -> str | None:

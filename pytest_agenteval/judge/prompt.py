@@ -33,7 +33,7 @@ _OUTPUT = (
 def fenced(data: dict[str, Any]) -> tuple[str, str]:
     """``(nonce, block)``: the data as one JSON object between nonce-carrying fence lines."""
     body = json.dumps(data, ensure_ascii=False, sort_keys=False, indent=1)
-    nonce = hashlib.sha256(body.encode()).hexdigest()[:16]
+    nonce = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return nonce, f"<<<DATA {nonce}>>>\n{body}\n<<<END {nonce}>>>"
 
 
