@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .judge import prompt
 from .judge.client import Asked, JudgeClient
 from .judge.rubric import ContractError
+from .privacy import whole
 from .rules._text import normalize
 
 if TYPE_CHECKING:
@@ -125,6 +126,7 @@ class Simulator:
             message, action = d.get("message"), d.get("action")
             if not isinstance(message, str):
                 raise ContractError("message: missing or not a string")
+            message = whole(message)  # half a character from the model: no text to send
             if action not in _ACTIONS:
                 raise ContractError(f"action: {json.dumps(action, ensure_ascii=False)} is not "
                                     f"one of {', '.join(_ACTIONS)}")

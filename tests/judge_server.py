@@ -142,7 +142,9 @@ class _Handler(JsonHandler):
                           step.headers)
 
     def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode()
+        # escaped like many real servers write it, so that any text can travel, half a
+        # character (a lone surrogate) too
+        data = json.dumps(payload).encode()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")

@@ -113,6 +113,20 @@ def test_the_simulators_faults_are_its_own(simulated, pytester) -> None:
                                                               "invented_fact": 1}
 
 
+def test_half_a_character_from_the_simulator_is_sent_and_recorded_whole(simulated,
+                                                                          pytester) -> None:
+    """The model playing the user writes ``"\ud83d"`` (an emoji cut in two): the agent gets
+    U+FFFD in its place, not a request the adapter cannot encode blamed on the agent."""
+    script = [{"message": "这车多少钱\ud83d", "action": "continue"},
+              {"message": "再见", "action": "stop"}]
+    with JudgeServer(score=_user(script)) as server:
+        simulated(server)
+        pytester.runpytest("cases")
+    case = by_id(read_record(pytester.path))["SIM-LEAD"]
+    assert case["turns"][0]["error"] is None
+    assert case["turns"][0]["input"] == "这车多少钱\ufffd"
+
+
 def test_max_turns_ends_a_conversation_that_never_stops(simulated, pytester) -> None:
     script = [{"message": "这车多少钱", "action": "continue"}] * 10
     with JudgeServer(score=_user(script)) as server:
