@@ -18,7 +18,8 @@ from .model.cases import Case, CaseFileModel, Scenario
 from .plan import ItemPlan, RuleBindError, compile_case, compile_scenario
 from .yamlio import Location, SourceError, YamlDoc, load_yaml
 
-__all__ = ["LoadedFile", "LoadedItem", "deep_merge", "load_case_file", "load_case_items"]
+__all__ = ["LoadedFile", "LoadedItem", "deep_merge", "load_case_file", "load_case_items",
+           "merged_items"]
 
 _CASE_FIELDS = frozenset(Case.model_fields)
 _SCENARIO_FIELDS = frozenset(Scenario.model_fields)
@@ -75,8 +76,19 @@ def deep_merge(base: Any, override: Any) -> Any:
     return override
 
 
-def _entries(doc: YamlDoc, ledger: Ledger | None,
-             labels: Sequence[str] | None) -> list[LoadedItem]:
+_Merged = tuple[tuple[str, int], type[Case] | type[Scenario], dict[str, Any]]
+
+
+def merged_items(doc: YamlDoc) -> tuple[list[_Merged], list[SourceError]]:
+    """The items of a loaded case file as it writes them: each one's place (``("cases",
+    3)``), model and mapping with ``defaults:`` merged; and the file's own errors (a
+    default that is no field). What collection compiles, and what ``agenteval dataset``
+    compares, varies and writes out again.
+
+    Raises:
+        SourceError, MultiSourceError: the file is empty, not a mapping, or its top level
+            is invalid.
+    """
     if doc.data is None:
         raise SourceError(doc.at(()), "empty file; add 'cases:' or 'scenarios:'")
     if not isinstance(doc.data, dict):
@@ -89,21 +101,28 @@ def _entries(doc: YamlDoc, ledger: Ledger | None,
         SourceError(doc.at(("defaults", key)), "not a field of a case or a scenario; remove it"
                     " or fix its spelling", f"defaults.{key}")
         for key in top.defaults if key not in _CASE_FIELDS | _SCENARIO_FIELDS]
-    out: list[LoadedItem] = []
+    items: list[_Merged] = []
     # each default goes to the items that have such a field (`knowledge:` to scenarios,
     # `request:` to cases, `priority:` to both)
-    case_defaults = {k: v for k, v in top.defaults.items() if k in _CASE_FIELDS}
-    scenario_defaults = {k: v for k, v in top.defaults.items() if k in _SCENARIO_FIELDS}
-    for section, model, defaults in (("cases", Case, case_defaults),
-                                     ("scenarios", Scenario, scenario_defaults)):
-        for i, raw in enumerate(getattr(top, section)):
-            try:
-                out.append(_one(doc, (section, i), model, deep_merge(defaults, raw), ledger,
-                                labels))
-            except MultiSourceError as exc:
-                errors += exc.errors
-            except SourceError as exc:
-                errors.append(exc)
+    for section, model, fields in (("cases", Case, _CASE_FIELDS),
+                                   ("scenarios", Scenario, _SCENARIO_FIELDS)):
+        defaults = {k: v for k, v in top.defaults.items() if k in fields}
+        items += [((section, i), model, deep_merge(defaults, raw))
+                  for i, raw in enumerate(getattr(top, section))]
+    return items, errors
+
+
+def _entries(doc: YamlDoc, ledger: Ledger | None,
+             labels: Sequence[str] | None) -> list[LoadedItem]:
+    merged, errors = merged_items(doc)
+    out: list[LoadedItem] = []
+    for where, model, data in merged:
+        try:
+            out.append(_one(doc, where, model, data, ledger, labels))
+        except MultiSourceError as exc:
+            errors += exc.errors
+        except SourceError as exc:
+            errors.append(exc)
     if errors:
         raise MultiSourceError(errors)
     return out

@@ -89,6 +89,14 @@ def _items(path: Path) -> dict[str, dict[str, Any]]:
     return {i["id"]: i for i in (doc.get("cases") or []) + (doc.get("scenarios") or [])}
 
 
+def test_a_misspelt_default_is_the_located_error_collection_gives(tmp_path) -> None:
+    """The dataset tools merge and check ``defaults:`` with collection's own code: a
+    default that is no field is an error of its line, not silently dropped."""
+    rc, out = _diff(tmp_path, CLEAN.replace("defaults:\n", "defaults:\n  priorty: P0\n", 1))
+    assert rc == 1
+    assert "a.yaml:2 [defaults.priorty]: not a field of a case or a scenario" in out
+
+
 def _with_rules(root: Path) -> None:
     """The project files a run of the shipped suite's data needs, at ``root``."""
     shutil.copytree(ROOT / "rules", root / "rules", dirs_exist_ok=True)

@@ -14,17 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..casefile import deep_merge
+from ..casefile import merged_items
 from ..model import MultiSourceError, validate_at
-from ..model.cases import Case, CaseFileModel, Scenario
+from ..model.cases import Case, Scenario
 from ..model.dataset import MANIFEST_NAME, DatasetManifest
-from ..yamlio import Location, SourceError, YamlDoc, load_yaml
+from ..yamlio import Location, YamlDoc, load_yaml
 
 __all__ = ["SourceItem", "case_files", "items_of", "load_items", "tidy"]
 
 Kind = Literal["case", "scenario"]
-_SECTIONS: tuple[tuple[str, Kind, type[Case] | type[Scenario]], ...] = (
-    ("cases", "case", Case), ("scenarios", "scenario", Scenario))
 
 
 @dataclass(frozen=True)
@@ -61,22 +59,16 @@ def load_items(path: Path, display: str) -> list[SourceItem]:
 
 
 def items_of(doc: YamlDoc) -> list[SourceItem]:
-    """Every item of a loaded case file (see :func:`load_items`)."""
-    if not isinstance(doc.data, dict):
-        raise SourceError(doc.at(()), "not a case file: the top level must be a mapping "
-                          "with 'cases:' and/or 'scenarios:'")
-    top = validate_at(CaseFileModel, doc.data, doc)
+    """Every item of a loaded case file (see :func:`load_items`): the mappings
+    collection merges, validated as collection validates them."""
+    merged, errors = merged_items(doc)
     out: list[SourceItem] = []
-    errors: list[SourceError] = []
-    for section, kind, model in _SECTIONS:
-        defaults = {k: v for k, v in top.defaults.items() if k in model.model_fields}
-        for i, raw in enumerate(getattr(top, section)):
-            data = deep_merge(defaults, raw)
-            try:
-                out.append(SourceItem(kind, data, validate_at(model, data, doc, (section, i)),
-                                      doc, (section, i)))
-            except MultiSourceError as exc:
-                errors += exc.errors
+    for where, model, data in merged:
+        try:
+            out.append(SourceItem("case" if model is Case else "scenario", data,
+                                  validate_at(model, data, doc, where), doc, where))
+        except MultiSourceError as exc:
+            errors += exc.errors
     if errors:
         raise MultiSourceError(errors)
     return out
