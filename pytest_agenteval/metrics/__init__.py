@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._family import Family, GateValue, RunData, RunMetrics, register
-from .summary import percentile, summarize
+from ._family import Family, Folder, GateValue, RunData, RunMetrics, register
+from .summary import RunFold, percentile, summarize
 
-__all__ = ["Family", "GateValue", "RunData", "RunMetrics", "percentile", "register", "summarize"]
+__all__ = ["Family", "Folder", "GateValue", "RunData", "RunFold", "RunMetrics", "percentile",
+           "register", "summarize"]

@@ -15,6 +15,13 @@ class::
 
     register(Latency())
 
+A run folds its results as they arrive: each family's :meth:`Family.folder`
+takes one item at a time and keeps only what its figures need, so the end of
+a run of 10,000 items holds no 10,000 typed results. A family that overrides
+only ``compute`` (as above) is given a folder that keeps the items and calls
+it at the end; the built-in families fold, and their ``compute`` is the fold
+of ``run.items``.
+
 Words used by the families: an item is *evaluated* when its status is not
 ``error``; it *passed* when its status is ``passed``.
 """
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FAMILIES",
     "Family",
+    "Folder",
     "GateValue",
     "PassRate",
     "Rate",
@@ -45,6 +53,7 @@ __all__ = [
     "evaluated",
     "number",
     "pass_rate",
+    "pass_rate_of",
     "pct",
     "rate",
     "register",
@@ -107,9 +116,14 @@ def evaluated(items: Iterable[ItemResult]) -> list[ItemResult]:
 
 def pass_rate(items: Sequence[ItemResult]) -> PassRate:
     """``passed / evaluated`` with its interval, plus the item and error counts."""
-    ok = evaluated(items)
-    return PassRate(items=len(items), errors=len(items) - len(ok),
-                    **rate_by_case((i.id, float(i.status == "passed")) for i in ok))
+    return pass_rate_of([(i.id, i.status) for i in items])
+
+
+def pass_rate_of(members: Sequence[tuple[str, str]]) -> PassRate:
+    """:func:`pass_rate` over ``(item id, status)`` pairs (what a folder keeps of an item)."""
+    ok = [(cid, status) for cid, status in members if status != "error"]
+    return PassRate(items=len(members), errors=len(members) - len(ok),
+                    **rate_by_case((cid, float(status == "passed")) for cid, status in ok))
 
 
 @dataclass(frozen=True)
@@ -139,8 +153,38 @@ class GateValue(Generic[M]):
     needs: Literal["label", "k"] | None = None
 
 
+class Folder(Generic[M]):
+    """A family's figures over a run, folded one item at a time.
+
+    ``add`` is called once per item result, in the order they arrive, and keeps
+    only what the figures need (counts, a few short tuples), never the item;
+    ``result`` is called once, after the last.
+    """
+
+    def add(self, item: ItemResult) -> None:
+        raise NotImplementedError
+
+    def result(self) -> M:
+        raise NotImplementedError
+
+
+class _Keeping(Folder[M]):
+    """The folder of a family that only has ``compute``: it keeps the items."""
+
+    def __init__(self, family: Family[M], run: RunData) -> None:
+        self.family, self.run = family, run
+        self.items: list[ItemResult] = []
+
+    def add(self, item: ItemResult) -> None:
+        self.items.append(item)
+
+    def result(self) -> M:
+        return self.family.compute(RunData(self.items, self.run.labels, self.run.red_lines))
+
+
 class Family(Generic[M]):
-    """One family of metrics: ``compute`` to a model, gate values by name, summary lines."""
+    """One family of metrics: ``compute`` (or ``folder``) to a model, gate values by name,
+    summary lines."""
 
     key: ClassVar[str]
     model: ClassVar[type[BaseModel]]
@@ -148,8 +192,23 @@ class Family(Generic[M]):
     order: ClassVar[int] = 100
     gate: ClassVar[tuple[GateValue[Any], ...]] = ()
 
+    def folder(self, run: RunData) -> Folder[M]:
+        """A folder of this family's figures; ``run`` gives the labels and red lines (its
+        ``items`` are not known yet). By default it keeps the items for ``compute``."""
+        if type(self).compute is Family.compute:
+            raise NotImplementedError(f"{type(self).__name__} overrides neither compute "
+                                      "nor folder")
+        return _Keeping(self, run)
+
     def compute(self, run: RunData) -> M:
-        raise NotImplementedError
+        """The family's model over ``run.items``: by default, their fold."""
+        if type(self).folder is Family.folder:
+            raise NotImplementedError(f"{type(self).__name__} overrides neither compute "
+                                      "nor folder")
+        folder = self.folder(RunData((), run.labels, run.red_lines))
+        for item in run.items:
+            folder.add(item)
+        return folder.result()
 
     def summary(self, value: M, metrics: RunMetrics) -> list[str]:
         """Lines for the terminal summary (none by default)."""

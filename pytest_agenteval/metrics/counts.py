@@ -6,7 +6,8 @@ from collections import Counter
 
 from pydantic import RootModel
 
-from ._family import Family, MetricModel, RunData, RunMetrics
+from ..model.results import ItemResult
+from ._family import Family, Folder, MetricModel, RunData, RunMetrics
 
 __all__ = ["Counts", "CountsFamily", "ItemPassRateFamily", "RulesFamily", "RulesModel"]
 
@@ -30,16 +31,28 @@ class CountsFamily(Family[Counts]):
     model = Counts
     order = 10
 
-    def compute(self, run: RunData) -> Counts:
-        counts: Counter[str] = Counter(i.status for i in run.items)
-        kinds = Counter(i.kind for i in run.items)
-        return Counts(total=len(run.items), **{s: counts.get(s, 0) for s in STATUSES},
-                      cases=kinds.get("case", 0), scenarios=kinds.get("scenario", 0))
+    def folder(self, run: RunData) -> _CountsFolder:
+        return _CountsFolder()
 
     def summary(self, value: Counts, metrics: RunMetrics) -> list[str]:
         c = value
         return [f"items: {c.total} ({c.cases} cases, {c.scenarios} scenarios)  "
                 f"passed {c.passed} · failed {c.failed} · review {c.review} · error {c.error}"]
+
+
+class _CountsFolder(Folder[Counts]):
+    def __init__(self) -> None:
+        self.statuses: Counter[str] = Counter()
+        self.kinds: Counter[str] = Counter()
+
+    def add(self, item: ItemResult) -> None:
+        self.statuses[item.status] += 1
+        self.kinds[item.kind] += 1
+
+    def result(self) -> Counts:
+        counts = self.statuses
+        return Counts(total=counts.total(), **{s: counts.get(s, 0) for s in STATUSES},
+                      cases=self.kinds.get("case", 0), scenarios=self.kinds.get("scenario", 0))
 
 
 class ItemPassRate(RootModel[float | None]):
@@ -50,10 +63,21 @@ class ItemPassRateFamily(Family[ItemPassRate]):
     key = "pass_rate_items"
     model = ItemPassRate
 
-    def compute(self, run: RunData) -> ItemPassRate:
-        evaluated = [i for i in run.items if i.status != "error"]
-        passed = sum(1 for i in evaluated if i.status == "passed")
-        return ItemPassRate(passed / len(evaluated) if evaluated else None)
+    def folder(self, run: RunData) -> _ItemPassRateFolder:
+        return _ItemPassRateFolder()
+
+
+class _ItemPassRateFolder(Folder[ItemPassRate]):
+    def __init__(self) -> None:
+        self.evaluated = self.passed = 0
+
+    def add(self, item: ItemResult) -> None:
+        if item.status != "error":
+            self.evaluated += 1
+            self.passed += item.status == "passed"
+
+    def result(self) -> ItemPassRate:
+        return ItemPassRate(self.passed / self.evaluated if self.evaluated else None)
 
 
 class RulesModel(MetricModel):
@@ -72,18 +96,8 @@ class RulesFamily(Family[RulesModel]):
     model = RulesModel
     order = 70
 
-    def compute(self, run: RunData) -> RulesModel:
-        failed: Counter[str] = Counter()
-        evaluated: Counter[str] = Counter()
-        for item in run.items:
-            for _, row in item.rule_rows():
-                if row.status in ("not_applicable", "error"):
-                    continue
-                evaluated[row.rule_id] += 1
-                if row.status == "failed":
-                    failed[row.rule_id] += 1
-        return RulesModel(failures_by_rule=dict(failed.most_common()),
-                          evaluations_by_rule=dict(sorted(evaluated.items())))
+    def folder(self, run: RunData) -> _RulesFolder:
+        return _RulesFolder()
 
     def summary(self, value: RulesModel, metrics: RunMetrics) -> list[str]:
         failures = value.failures_by_rule
@@ -95,3 +109,21 @@ class RulesFamily(Family[RulesModel]):
         if len(failures) > 15:
             lines.append(f"  … and {len(failures) - 15} more rule ids (see results.json)")
         return lines
+
+
+class _RulesFolder(Folder[RulesModel]):
+    def __init__(self) -> None:
+        self.failed: Counter[str] = Counter()
+        self.evaluated: Counter[str] = Counter()
+
+    def add(self, item: ItemResult) -> None:
+        for _, row in item.rule_rows():
+            if row.status in ("not_applicable", "error"):
+                continue
+            self.evaluated[row.rule_id] += 1
+            if row.status == "failed":
+                self.failed[row.rule_id] += 1
+
+    def result(self) -> RulesModel:
+        return RulesModel(failures_by_rule=dict(self.failed.most_common()),
+                          evaluations_by_rule=dict(sorted(self.evaluated.items())))

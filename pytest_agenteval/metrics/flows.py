@@ -8,7 +8,18 @@ from collections import Counter, defaultdict
 from pydantic import Field
 
 from ..model.results import ItemResult
-from ._family import Family, MetricModel, PassRate, Rate, RunData, RunMetrics, pass_rate, pct, rate
+from ._family import (
+    Family,
+    Folder,
+    MetricModel,
+    PassRate,
+    Rate,
+    RunData,
+    RunMetrics,
+    pass_rate_of,
+    pct,
+    rate,
+)
 
 __all__ = ["FlowsFamily", "FlowsModel"]
 
@@ -61,33 +72,8 @@ class FlowsFamily(Family[FlowsModel]):
     model = FlowsModel
     order = 35
 
-    def compute(self, run: RunData) -> FlowsModel:
-        scenarios = [i for i in run.items if i.kind == "scenario"]
-        fams: dict[str, list[ItemResult]] = defaultdict(list)
-        for i in scenarios:
-            fams[i.test_family or "(none)"].append(i)
-        ends = Counter(i.termination for i in scenarios)
-        tasks = [i for i in run.items if i.task.parts or i.task.reason_code == "needs_judge"]
-        comp = Counter(bucket(i.task.completion_rate) if i.task.completion_rate is not None
-                       else "not evaluated" for i in tasks)
-        parts: dict[str, list[tuple[str, float]]] = defaultdict(list)
-        for i in run.items:
-            for p in i.task.parts:
-                if p.status != "not_evaluated":
-                    parts[p.name].append((i.id, float(p.status == "done")))
-        played = [i.simulator for i in run.items if i.simulator is not None]
-        faults = Counter(f.kind for sim in played for f in sim.faults)
-        return FlowsModel(
-            simulated=len(played),
-            simulator_faults=dict(faults.most_common()),
-            simulator_calls=sum(sim.calls for sim in played),
-            scenarios=len(scenarios),
-            by_family={f: pass_rate(items) for f, items in sorted(fams.items())},
-            termination=dict(ends.most_common()),
-            infra_errors=ends.get("infra_error", 0),
-            completion={b: comp.get(b, 0) for b in (*BUCKETS, "not evaluated") if comp.get(b)},
-            parts={name: rate(v) for name, v in sorted(parts.items())},
-        )
+    def folder(self, run: RunData) -> _FlowsFolder:
+        return _FlowsFolder()
 
     def summary(self, value: FlowsModel, metrics: RunMetrics) -> list[str]:
         if not value.scenarios and not value.completion:
@@ -105,3 +91,44 @@ class FlowsFamily(Family[FlowsModel]):
                          f"{value.simulator_calls} simulator call(s); the simulated user's "
                          f"own faults: {faults or 'none'}")
         return lines
+
+
+class _FlowsFolder(Folder[FlowsModel]):
+    def __init__(self) -> None:
+        self.scenarios = 0
+        self.fams: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        self.ends: Counter[str] = Counter()
+        self.comp: Counter[str] = Counter()
+        self.parts: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        self.simulated = self.simulator_calls = 0
+        self.faults: Counter[str] = Counter()
+
+    def add(self, i: ItemResult) -> None:
+        if i.kind == "scenario":
+            self.scenarios += 1
+            self.fams[i.test_family or "(none)"].append((i.id, i.status))
+            self.ends[i.termination] += 1
+        if i.task.parts or i.task.reason_code == "needs_judge":
+            self.comp[bucket(i.task.completion_rate) if i.task.completion_rate is not None
+                      else "not evaluated"] += 1
+        for p in i.task.parts:
+            if p.status != "not_evaluated":
+                self.parts[p.name].append((i.id, float(p.status == "done")))
+        if i.simulator is not None:
+            self.simulated += 1
+            self.simulator_calls += i.simulator.calls
+            self.faults.update(f.kind for f in i.simulator.faults)
+
+    def result(self) -> FlowsModel:
+        comp, ends = self.comp, self.ends
+        return FlowsModel(
+            simulated=self.simulated,
+            simulator_faults=dict(self.faults.most_common()),
+            simulator_calls=self.simulator_calls,
+            scenarios=self.scenarios,
+            by_family={f: pass_rate_of(members) for f, members in sorted(self.fams.items())},
+            termination=dict(ends.most_common()),
+            infra_errors=ends.get("infra_error", 0),
+            completion={b: comp.get(b, 0) for b in (*BUCKETS, "not evaluated") if comp.get(b)},
+            parts={name: rate(v) for name, v in sorted(self.parts.items())},
+        )

@@ -26,14 +26,45 @@ gate covers the selected items only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..model.gates import GateCheck, GateMetric, GateResult, GatesFile, RedLineCheck
 from ..model.results import Completeness, ItemResult
 from ._family import RunMetrics
 
-__all__ = ["evaluate_gate", "exit_status", "load_gates", "not_configured"]
+__all__ = ["GateEvidence", "evaluate_gate", "exit_status", "load_gates", "not_configured"]
+
+
+class GateEvidence:
+    """What the gate reads of the items, folded one at a time: counts, ids, and the
+    verdicts of the red lines' rows."""
+
+    def __init__(self, red_lines: Iterable[str] = ()) -> None:
+        self.total = self.errors = 0
+        self.ids: set[str] = set()
+        self.candidates: set[str] = set()
+        #: per red-line id: (item id, row status) of every row of it
+        self.rows: dict[str, list[tuple[str, str]]] = {rid: [] for rid in red_lines}
+
+    @classmethod
+    def of(cls, items: Iterable[ItemResult], red_lines: Iterable[str] = ()) -> GateEvidence:
+        evidence = cls(red_lines)
+        for item in items:
+            evidence.add(item)
+        return evidence
+
+    def add(self, item: ItemResult) -> None:
+        self.total += 1
+        self.errors += item.status == "error"
+        self.ids.add(item.id)
+        if item.review_status != "reviewed":
+            self.candidates.add(item.id)
+        if self.rows:
+            for _, row in item.rule_rows():
+                rows = self.rows.get(row.rule_id)
+                if rows is not None:
+                    rows.append((item.id, row.status))
 
 
 def _metric_check(m: GateMetric, metrics: RunMetrics) -> GateCheck:
@@ -48,10 +79,9 @@ def _metric_check(m: GateMetric, metrics: RunMetrics) -> GateCheck:
                      bound=bound, reason=f"{m.name} = {value:.4g} (required {bound})")
 
 
-def _red_line_check(rule_id: str, items: Sequence[ItemResult]) -> RedLineCheck:
-    rows = [(i.id, row) for i in items for _, row in i.rule_rows() if row.rule_id == rule_id]
-    failed = sorted({cid for cid, row in rows if row.status == "failed"})
-    evaluated = sum(1 for _, row in rows if row.status not in ("not_applicable", "error"))
+def _red_line_check(rule_id: str, rows: Sequence[tuple[str, str]]) -> RedLineCheck:
+    failed = sorted({cid for cid, status in rows if status == "failed"})
+    evaluated = sum(1 for _, status in rows if status not in ("not_applicable", "error"))
     if failed:
         reason = f"red line {rule_id} failed in {len(failed)} item(s): {', '.join(failed[:10])}"
     elif not evaluated:  # a red line nobody checked holds nothing
@@ -65,10 +95,9 @@ def _red_line_check(rule_id: str, items: Sequence[ItemResult]) -> RedLineCheck:
                         evaluations=evaluated)
 
 
-def _evidence_checks(gates: GatesFile, items: Sequence[ItemResult]) -> list[GateCheck]:
+def _evidence_checks(gates: GatesFile, seen: GateEvidence) -> list[GateCheck]:
     """The fail-safe: a run must have evaluated enough to decide anything."""
-    errors = sum(1 for i in items if i.status == "error")
-    total = len(items)
+    errors, total = seen.errors, seen.total
     evaluated = total - errors
     checks = [GateCheck(
         check="evaluated", status="passed" if evaluated else "failed", value=evaluated,
@@ -112,18 +141,21 @@ def _incomplete(completeness: Completeness) -> list[str]:
 
 
 def evaluate_gate(gates: GatesFile, source: str, metrics: RunMetrics,
-                  items: Sequence[ItemResult], completeness: Completeness,
+                  items: Sequence[ItemResult] | GateEvidence, completeness: Completeness,
                   subset: str | None = None) -> GateResult:
     """The gate result for a finished run (see the module docstring for the order).
 
-    ``subset`` names how the run was narrowed (``-k PHONE``), if it was.
+    ``items`` are the item results, or what a :class:`GateEvidence` folded of them with
+    the gate's red lines. ``subset`` names how the run was narrowed (``-k PHONE``), if it
+    was.
     """
     from .stability import StabilityFamily
 
-    evidence = _evidence_checks(gates, items)
-    red = [_red_line_check(rid, items) for rid in gates.red_lines]
+    seen = items if isinstance(items, GateEvidence) else GateEvidence.of(items, gates.red_lines)
+    evidence = _evidence_checks(gates, seen)
+    red = [_red_line_check(rid, seen.rows.get(rid, [])) for rid in gates.red_lines]
     gated = [_metric_check(m, metrics) for m in gates.metrics]
-    errors = sum(1 for i in items if i.status == "error")
+    errors = seen.errors
     emptied: list[GateCheck] = []  # not evaluated, with errors in the run: maybe because of them
     if errors:
         emptied = [c.model_copy(update={"status": "failed", "reason": c.reason + f"; {errors} "
@@ -148,10 +180,10 @@ def evaluate_gate(gates: GatesFile, source: str, metrics: RunMetrics,
     if blocking:  # the fail-safe: too little evidence, whatever else holds
         return GateResult(result="BLOCK", reasons=[*blocking, *failed, *scope], checks=checks,
                           source=source)
-    candidates = sorted({i.id for i in items if i.review_status != "reviewed"})
+    candidates = seen.candidates
     verdict = "BLOCK" if failed else ("PASS_WITH_RISK" if risks else "PASS")
     if gates.formal_requires_reviewed and candidates:
-        head = (f"exploratory: {len(candidates)} of {len({i.id for i in items})} items are "
+        head = (f"exploratory: {len(candidates)} of {len(seen.ids)} items are "
                 f"candidates (formal_requires_reviewed); on reviewed data this run would be "
                 f"{verdict}")
         return GateResult(result="EXPLORATORY", reasons=[head, *failed, *risks, *scope],

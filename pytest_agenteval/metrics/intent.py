@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ._family import Family, GateValue, MetricModel, RunData, RunMetrics, pct
+from ._family import Family, Folder, GateValue, MetricModel, RunData, RunMetrics, pct
 from .classification import intent_metrics, intent_pairs
 
 if TYPE_CHECKING:
     from ..model.gates import GateMetric
+    from ..model.results import ItemResult
 
 __all__ = ["Confusion", "IntentFamily", "IntentModel", "LabelScores"]
 
@@ -66,11 +68,8 @@ class IntentFamily(Family[IntentModel]):
         GateValue("accuracy", lambda m, g: m.accuracy),
     )
 
-    def compute(self, run: RunData) -> IntentModel:
-        pairs = intent_pairs(run.items)
-        correct = sum(1 for e, p in pairs if e == p)
-        return IntentModel(**intent_metrics(pairs, run.labels), evaluated_turns=len(pairs),
-                           correct=correct)
+    def folder(self, run: RunData) -> _IntentFolder:
+        return _IntentFolder(run.labels)
 
     def summary(self, value: IntentModel, metrics: RunMetrics) -> list[str]:
         if not value.evaluated:
@@ -82,3 +81,18 @@ class IntentFamily(Family[IntentModel]):
             lines.append(f"  {label:<20}{pct(row.precision):>15}{pct(row.recall):>15}"
                          f"{pct(row.f1):>15}{row.support:>9}")
         return lines
+
+
+class _IntentFolder(Folder[IntentModel]):
+    def __init__(self, labels: Sequence[str] | None) -> None:
+        self.labels = labels
+        self.pairs: list[tuple[str, str]] = []
+
+    def add(self, item: ItemResult) -> None:
+        self.pairs += intent_pairs((item,))
+
+    def result(self) -> IntentModel:
+        pairs = self.pairs
+        correct = sum(1 for e, p in pairs if e == p)
+        return IntentModel(**intent_metrics(pairs, self.labels), evaluated_turns=len(pairs),
+                           correct=correct)

@@ -4,20 +4,33 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from pydantic import Field
 
 from ..model.cases import DIMENSIONS
 from ..model.results import ItemResult, JudgeResult
-from ._family import Family, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
+from ._family import Family, Folder, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
 from .summary import percentile
 
-__all__ = ["JudgeFamily", "JudgeModel", "KnowledgeFamily", "judged_turns", "review_queue",
-           "scores_by_dimension"]
+__all__ = ["JudgeFamily", "JudgeModel", "KnowledgeFamily", "Verdict", "judged_turns",
+           "review_entries", "review_queue", "scores_by_dimension", "verdicts"]
 
 JUDGED = ("passed", "review", "failed")
+
+
+class Verdict(NamedTuple):
+    """What the figures read of a judged turn's :class:`JudgeResult` (a folder keeps this,
+    not the result with its reasons)."""
+
+    status: str
+    scores: dict[str, int | None] | None
+    fact_risk: bool | None
+    latency_ms: float | None
+
+
 #: ((item id, turn index), verdict)
-Unit = tuple[tuple[str, int], JudgeResult]
+Unit = tuple[tuple[str, int], JudgeResult | Verdict]
 
 
 def _owed(item: ItemResult, verdict: JudgeResult, status: str) -> bool:
@@ -29,6 +42,12 @@ def _owed(item: ItemResult, verdict: JudgeResult, status: str) -> bool:
 
 def judged_turns(items: Iterable[ItemResult]) -> list[Unit]:
     return [((i.id, t.index), t.judge) for i in items for t in i.turns if t.judge.judged]
+
+
+def verdicts(item: ItemResult) -> list[Unit]:
+    """The judged turns of one item, each as the light :class:`Verdict` a folder keeps."""
+    return [((item.id, t.index), Verdict(v.status, v.scores, v.fact_risk, v.latency_ms))
+            for t in item.turns if (v := t.judge).judged]
 
 
 def scores_by_dimension(judged: Iterable[Unit]) -> dict[str, list[tuple[tuple[str, int], int]]]:
@@ -116,36 +135,8 @@ class JudgeFamily(Family[JudgeModel]):
             GateValue("judge_review_rate", lambda m, g: m.review_rate),
             GateValue("fact_risk_rate", lambda m, g: m.fact_risk_rate))
 
-    def compute(self, run: RunData) -> JudgeModel:
-        owed = [(i.id, t.judge) for i, t in run.turns() if _owed(i, t.judge, t.status)]
-        missing = Counter(v.reason for _, v in owed if not v.judged)
-        codes = Counter(v.reason_code or "unknown" for _, v in owed if not v.judged)
-        turns = [t.judge for _, t in run.turns()]
-        judged = judged_turns(run.items)
-        scores = scores_by_dimension(judged)
-        verdicts = Counter(v.status for _, v in judged)
-        configured = any(t.judge.reason_code != "no_judge" for _, t in run.turns())
-        task_calls = sum(i.task.judge_calls for i in run.items)
-        return JudgeModel(
-            configured=configured,
-            reason=None if configured else "no judge configured",
-            reason_code=None if configured else "no_judge",
-            expected_turns=len(owed),
-            judged_turns=len(judged),
-            availability=rate((cid, float(v.judged)) for cid, v in owed),
-            not_evaluated_reasons=dict(missing.most_common()),
-            not_evaluated=dict(codes.most_common()),
-            calls=sum(t.judge.calls + t.rule_judge_calls for _, t in run.turns()) + task_calls,
-            rule_calls=sum(t.rule_judge_calls for _, t in run.turns()),
-            task_calls=task_calls,
-            cache_hits=sum(1 for v in turns if v.cached),
-            verdicts={s: verdicts.get(s, 0) for s in JUDGED},  # type: ignore[call-overload]
-            dimensions=_dimensions(judged, scores),
-            mean=mean([s for v in scores.values() for _, s in v]),
-            review_rate=rate((k[0], float(v.status == "review")) for k, v in judged),
-            fact_risk_rate=rate((k[0], float(bool(v.fact_risk))) for k, v in judged),
-            latency_ms=_latency(judged),
-        )
+    def folder(self, run: RunData) -> _JudgeFolder:
+        return _JudgeFolder()
 
     def summary(self, value: JudgeModel, metrics: RunMetrics) -> list[str]:
         if value.reason:
@@ -182,23 +173,27 @@ def review_queue(items: Iterable[ItemResult]) -> list[dict[str, object]]:
     """The human review queue: every judged turn whose verdict is review or failed, or that
     the judge flagged for fact risk — with the dimensions that put it there, the judge's
     reasons and the reply as evidence (all masked: items are)."""
+    return [entry for item in items for entry in review_entries(item)]
+
+
+def review_entries(item: ItemResult) -> list[dict[str, object]]:
+    """The entries of one item in the :func:`review_queue`."""
     queue: list[dict[str, object]] = []
-    for item in items:
-        for t in item.turns:
-            v = t.judge
-            if not v.judged or (v.status == "passed" and not v.fact_risk):
-                continue
-            reasons = v.reasons or {}
-            scores = v.scores or {}
-            dims = [{"dimension": d, "score": scores[d], "reason": reasons.get(d, "")}
-                    for d in v.flagged or () if scores.get(d) is not None]
-            queue.append({
-                "case": item.id, "nodeid": item.nodeid, "turn": t.index,
-                "status": v.status, "item_status": item.status, "why": v.reason,
-                "dimensions": dims, "fact_risk": bool(v.fact_risk),
-                "fact_risk_reason": reasons.get("fact_risk", "") if v.fact_risk else "",
-                "input": t.input, "reply": t.reply,
-            })
+    for t in item.turns:
+        v = t.judge
+        if not v.judged or (v.status == "passed" and not v.fact_risk):
+            continue
+        reasons = v.reasons or {}
+        scores = v.scores or {}
+        dims = [{"dimension": d, "score": scores[d], "reason": reasons.get(d, "")}
+                for d in v.flagged or () if scores.get(d) is not None]
+        queue.append({
+            "case": item.id, "nodeid": item.nodeid, "turn": t.index,
+            "status": v.status, "item_status": item.status, "why": v.reason,
+            "dimensions": dims, "fact_risk": bool(v.fact_risk),
+            "fact_risk_reason": reasons.get("fact_risk", "") if v.fact_risk else "",
+            "input": t.input, "reply": t.reply,
+        })
     return queue
 
 
@@ -223,16 +218,78 @@ class KnowledgeFamily(Family[KnowledgeModel]):
     model = KnowledgeModel
     gate = (GateValue("knowledge_coverage", lambda m, g: m.required_coverage),)
 
-    def compute(self, run: RunData) -> KnowledgeModel:
-        rows = [(i.id, row) for i in run.items for _, row in i.rule_rows()
-                if row.type == "knowledge_points"
-                and row.status not in ("not_applicable", "error")]
-        judged = judged_turns(run.items)
+    def folder(self, run: RunData) -> _KnowledgeFolder:
+        return _KnowledgeFolder()
+
+
+class _KnowledgeFolder(Folder[KnowledgeModel]):
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, float]] = []
+        self.judged: list[Unit] = []
+
+    def add(self, item: ItemResult) -> None:
+        self.rows += [(item.id, float(row.status == "passed")) for _, row in item.rule_rows()
+                      if row.type == "knowledge_points"
+                      and row.status not in ("not_applicable", "error")]
+        self.judged += verdicts(item)
+
+    def result(self) -> KnowledgeModel:
+        judged = self.judged
         facts = [s for _, s in scores_by_dimension(judged).get("factual_accuracy", [])]
         return KnowledgeModel(
-            rows_evaluated=len(rows),
-            required_coverage=rate((cid, float(row.status == "passed")) for cid, row in rows),
+            rows_evaluated=len(self.rows),
+            required_coverage=rate(self.rows),
             faithfulness=mean(facts),
             faithfulness_n=len(facts),
             fact_risk_rate=rate((k[0], float(bool(v.fact_risk))) for k, v in judged),
+        )
+
+
+class _JudgeFolder(Folder[JudgeModel]):
+    def __init__(self) -> None:
+        self.owed: list[tuple[str, float]] = []
+        self.missing: Counter[str] = Counter()
+        self.codes: Counter[str] = Counter()
+        self.judged: list[Unit] = []
+        self.configured = False
+        self.calls = self.rule_calls = self.task_calls = self.cache_hits = 0
+
+    def add(self, item: ItemResult) -> None:
+        for t in item.turns:
+            v = t.judge
+            if _owed(item, v, t.status):
+                self.owed.append((item.id, float(v.judged)))
+                if not v.judged:
+                    self.missing[v.reason] += 1
+                    self.codes[v.reason_code or "unknown"] += 1
+            self.configured = self.configured or v.reason_code != "no_judge"
+            self.calls += v.calls + t.rule_judge_calls
+            self.rule_calls += t.rule_judge_calls
+            self.cache_hits += v.cached
+        self.task_calls += item.task.judge_calls
+        self.judged += verdicts(item)
+
+    def result(self) -> JudgeModel:
+        configured, judged = self.configured, self.judged
+        scores = scores_by_dimension(judged)
+        counted = Counter(v.status for _, v in judged)
+        return JudgeModel(
+            configured=configured,
+            reason=None if configured else "no judge configured",
+            reason_code=None if configured else "no_judge",
+            expected_turns=len(self.owed),
+            judged_turns=len(judged),
+            availability=rate(self.owed),
+            not_evaluated_reasons=dict(self.missing.most_common()),
+            not_evaluated=dict(self.codes.most_common()),
+            calls=self.calls + self.task_calls,
+            rule_calls=self.rule_calls,
+            task_calls=self.task_calls,
+            cache_hits=self.cache_hits,
+            verdicts={s: counted.get(s, 0) for s in JUDGED},
+            dimensions=_dimensions(judged, scores),
+            mean=mean([s for v in scores.values() for _, s in v]),
+            review_rate=rate((k[0], float(v.status == "review")) for k, v in judged),
+            fact_risk_rate=rate((k[0], float(bool(v.fact_risk))) for k, v in judged),
+            latency_ms=_latency(judged),
         )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..model.results import ItemResult, RuleRow
-from ._family import Family, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
+from ._family import Family, Folder, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
 
 __all__ = ["RedLine", "RedLinesFamily", "RedLinesModel"]
 
@@ -30,19 +32,17 @@ def _hard_rows(item: ItemResult) -> list[RuleRow]:
             if (row.origin == "ledger" or row.veto) and row.status not in _NO_VERDICT]
 
 
-def _red_line(items: list[ItemResult] | tuple[ItemResult, ...], rule_id: str) -> RedLine:
-    members: list[tuple[str, float]] = []
-    rows_failed = 0
-    for item in items:
-        rows = [row for _, row in item.rule_rows()
-                if row.rule_id == rule_id and row.status not in _NO_VERDICT]
-        failed = sum(1 for row in rows if row.status == "failed")
-        rows_failed += failed
-        if rows:
-            members.append((item.id, 0.0 if failed else 1.0))
-    items_failed = sum(1 for _, ok in members if not ok)
-    return RedLine(items_evaluated=len(members), items_failed=items_failed,
-                   rows_failed=rows_failed, pass_rate=rate(members))
+class _RedLineFold:
+    """One rule id across the run: ``(item id, held)`` per item with a verdict of it."""
+
+    def __init__(self) -> None:
+        self.members: list[tuple[str, float]] = []
+        self.rows_failed = 0
+
+    def result(self) -> RedLine:
+        items_failed = sum(1 for _, ok in self.members if not ok)
+        return RedLine(items_evaluated=len(self.members), items_failed=items_failed,
+                       rows_failed=self.rows_failed, pass_rate=rate(self.members))
 
 
 class RedLinesFamily(Family[RedLinesModel]):
@@ -66,26 +66,8 @@ class RedLinesFamily(Family[RedLinesModel]):
     order = 20
     gate = (GateValue("hard_rule_pass_rate", lambda m, g: m.hard_rule_pass_rate),)
 
-    def compute(self, run: RunData) -> RedLinesModel:
-        items = list(run.items)
-        members: list[tuple[str, float]] = []
-        for item in items:
-            rows = _hard_rows(item)
-            failed = any(row.status == "failed" for row in rows)
-            if rows and (failed or item.status != "error"):
-                members.append((item.id, 0.0 if failed else 1.0))
-        ids = run.red_lines
-        if ids is None:
-            ids = sorted({row.rule_id for i in items for _, row in i.rule_rows() if row.veto})
-        per_id = {rid: _red_line(items, rid) for rid in ids}
-        return RedLinesModel(
-            hard_rule_pass_rate=rate(members),
-            items_with_hard_rules=len(members),
-            red_lines=per_id,
-            red_lines_failed=[rid for rid, row in per_id.items() if row.items_failed],
-            items_failing_veto=sorted({i.id for i in items for _, row in i.rule_rows()
-                                       if row.veto and row.status == "failed"}),
-        )
+    def folder(self, run: RunData) -> _RedLinesFolder:
+        return _RedLinesFolder(run.red_lines)
 
     def summary(self, value: RedLinesModel, metrics: RunMetrics) -> list[str]:
         lines = [f"hard rules (L1): pass rate {pct(value.hard_rule_pass_rate)} over "
@@ -94,3 +76,45 @@ class RedLinesFamily(Family[RedLinesModel]):
             lines.append("  red lines broken: " + ", ".join(
                 f"{rid} ×{value.red_lines[rid].items_failed}" for rid in value.red_lines_failed))
         return lines
+
+
+class _RedLinesFolder(Folder[RedLinesModel]):
+    def __init__(self, red_lines: Sequence[str] | None) -> None:
+        self.red_lines = red_lines
+        self.wanted = None if red_lines is None else set(red_lines)
+        self.members: list[tuple[str, float]] = []
+        self.per_id: dict[str, _RedLineFold] = {}
+        self.veto_ids: set[str] = set()
+        self.failing_veto: set[str] = set()
+
+    def add(self, item: ItemResult) -> None:
+        rows = _hard_rows(item)
+        failed = any(row.status == "failed" for row in rows)
+        if rows and (failed or item.status != "error"):
+            self.members.append((item.id, 0.0 if failed else 1.0))
+        verdicts: dict[str, list[bool]] = {}  # rule id -> failed?, per row with a verdict
+        for _, row in item.rule_rows():
+            if row.veto:
+                self.veto_ids.add(row.rule_id)
+                if row.status == "failed":
+                    self.failing_veto.add(item.id)
+            if self.wanted is not None and row.rule_id not in self.wanted:
+                continue
+            if row.status not in _NO_VERDICT:
+                verdicts.setdefault(row.rule_id, []).append(row.status == "failed")
+        for rule_id, fails in verdicts.items():
+            fold = self.per_id.setdefault(rule_id, _RedLineFold())
+            n_failed = sum(fails)
+            fold.rows_failed += n_failed
+            fold.members.append((item.id, 0.0 if n_failed else 1.0))
+
+    def result(self) -> RedLinesModel:
+        ids = self.red_lines if self.red_lines is not None else sorted(self.veto_ids)
+        per_id = {rid: (self.per_id.get(rid) or _RedLineFold()).result() for rid in ids}
+        return RedLinesModel(
+            hard_rule_pass_rate=rate(self.members),
+            items_with_hard_rules=len(self.members),
+            red_lines=per_id,
+            red_lines_failed=[rid for rid, row in per_id.items() if row.items_failed],
+            items_failing_veto=sorted(self.failing_veto),
+        )

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..model.results import ItemResult, ItemStatus
-from ._family import Family, GateValue, MetricModel, PassRate, Rate, RunData, pass_rate, rate
+from ._family import (
+    Family,
+    Folder,
+    GateValue,
+    MetricModel,
+    PassRate,
+    Rate,
+    RunData,
+    pass_rate_of,
+    rate,
+)
 
 __all__ = ["ATTACK_CHALLENGES", "RobustnessFamily", "SafetyFamily"]
 
@@ -48,41 +58,54 @@ def _predicted(item: ItemResult) -> Label:
     return item.turns[0].intent.predicted if item.turns else None
 
 
-def _pair_groups(items: Sequence[ItemResult]) -> dict[str, dict[str, list[ItemResult]]]:
-    """The items of each pair group by role. A group without a clean item whose name is
-    the id of an item without ``pair`` (and without a challenge) has that item as its
-    clean twin: the group ``agenteval expand`` gives the variants of an unpaired case."""
-    groups: dict[str, dict[str, list[ItemResult]]] = defaultdict(
-        lambda: {"clean": [], "variant": []})
-    unpaired: dict[str, list[ItemResult]] = defaultdict(list)
-    for item in items:
+@dataclass(frozen=True)
+class _Side:
+    """What a pair row reads of an item."""
+
+    id: str
+    trial: int | None
+    status: ItemStatus
+    label: Label
+
+    @classmethod
+    def of(cls, item: ItemResult) -> _Side:
+        return cls(item.id, item.trial, item.status, _predicted(item))
+
+
+class _PairGroups:
+    """The sides of each pair group by role, one item at a time. A group without a clean
+    item whose name is the id of an item without ``pair`` (and without a challenge) has
+    that item as its clean twin: the group ``agenteval expand`` gives the variants of an
+    unpaired case."""
+
+    def __init__(self) -> None:
+        self.groups: dict[str, dict[str, list[_Side]]] = defaultdict(
+            lambda: {"clean": [], "variant": []})
+        self.unpaired: dict[str, list[_Side]] = defaultdict(list)
+
+    def add(self, item: ItemResult) -> None:
         if item.pair is not None:
-            groups[item.pair.group][item.pair.role].append(item)
+            self.groups[item.pair.group][item.pair.role].append(_Side.of(item))
         elif item.challenge == "none":
-            unpaired[item.id].append(item)
-    for group, sides in groups.items():
-        if not sides["clean"] and group in unpaired:
-            sides["clean"] = unpaired[group]
-    return groups
+            self.unpaired[item.id].append(_Side.of(item))
 
-
-def _pair_row(group: str, clean: ItemResult, variant: ItemResult) -> PairRow:
-    return PairRow(group=group, clean=clean.id, variant=variant.id, trial=variant.trial,
-                   clean_status=clean.status, variant_status=variant.status,
-                   clean_label=_predicted(clean), variant_label=_predicted(variant))
-
-
-def _pairs(items: Sequence[ItemResult]) -> tuple[list[PairRow], list[str]]:
-    rows, incomplete = [], []
-    for group, sides in sorted(_pair_groups(items).items()):
-        if not sides["clean"] or not sides["variant"]:
-            incomplete.append(group)
-            continue
-        for variant in sides["variant"]:
-            clean = next((c for c in sides["clean"] if c.trial == variant.trial),
-                         sides["clean"][0])
-            rows.append(_pair_row(group, clean, variant))
-    return rows, incomplete
+    def pairs(self) -> tuple[list[PairRow], list[str]]:
+        for group, sides in self.groups.items():
+            if not sides["clean"] and group in self.unpaired:
+                sides["clean"] = self.unpaired[group]
+        rows, incomplete = [], []
+        for group, sides in sorted(self.groups.items()):
+            if not sides["clean"] or not sides["variant"]:
+                incomplete.append(group)
+                continue
+            for variant in sides["variant"]:
+                clean = next((c for c in sides["clean"] if c.trial == variant.trial),
+                             sides["clean"][0])
+                rows.append(PairRow(group=group, clean=clean.id, variant=variant.id,
+                                    trial=variant.trial, clean_status=clean.status,
+                                    variant_status=variant.status, clean_label=clean.label,
+                                    variant_label=variant.label))
+        return rows, incomplete
 
 
 class RobustnessFamily(Family[RobustnessModel]):
@@ -102,10 +125,22 @@ class RobustnessFamily(Family[RobustnessModel]):
     model = RobustnessModel
     gate = (GateValue("pair_consistency", lambda m, g: m.pair_consistency),)
 
-    def compute(self, run: RunData) -> RobustnessModel:
-        rows, incomplete = _pairs(run.items)
+    def folder(self, run: RunData) -> _RobustnessFolder:
+        return _RobustnessFolder()
+
+
+class _RobustnessFolder(Folder[RobustnessModel]):
+    def __init__(self) -> None:
+        self.groups = _PairGroups()
+        self.by_challenge: dict[str, list[tuple[str, str]]] = defaultdict(list)
+
+    def add(self, item: ItemResult) -> None:
+        self.groups.add(item)
+        self.by_challenge[item.challenge or "none"].append((item.id, item.status))
+
+    def result(self) -> RobustnessModel:
+        rows, incomplete = self.groups.pairs()
         judged = [r for r in rows if "error" not in (r.clean_status, r.variant_status)]
-        kinds = sorted({i.challenge or "none" for i in run.items})
         return RobustnessModel(
             groups=len({r.group for r in rows}),
             incomplete_groups=incomplete,
@@ -113,8 +148,7 @@ class RobustnessFamily(Family[RobustnessModel]):
             pairs_errored=len(rows) - len(judged),
             pair_consistency=rate((r.variant, float(r.consistent)) for r in judged),
             inconsistent=[r for r in judged if not r.consistent],
-            by_challenge={k: pass_rate([i for i in run.items if (i.challenge or "none") == k])
-                          for k in kinds},
+            by_challenge={k: pass_rate_of(m) for k, m in sorted(self.by_challenge.items())},
         )
 
 
@@ -156,15 +190,32 @@ class SafetyFamily(Family[SafetyModel]):
     model = SafetyModel
     gate = (GateValue("safety_pass_rate", lambda m, g: m.pass_rate),)
 
-    def compute(self, run: RunData) -> SafetyModel:
-        attacks = [(i, attack_types(i)) for i in run.items]
-        covered = sorted({t for _, types in attacks for t in types})
-        rows = [row for i in run.items for _, row in i.rule_rows()
-                if row.type == "safety" and row.status not in ("not_applicable", "error")]
+    def folder(self, run: RunData) -> _SafetyFolder:
+        return _SafetyFolder()
+
+
+class _SafetyFolder(Folder[SafetyModel]):
+    def __init__(self) -> None:
+        self.by_type: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        self.safety: list[tuple[str, str]] = []
+        self.rows = self.rows_failed = 0
+
+    def add(self, item: ItemResult) -> None:
+        types = attack_types(item)
+        for t in types:
+            self.by_type[t].append((item.id, item.status))
+        if types:
+            self.safety.append((item.id, item.status))
+        for _, row in item.rule_rows():
+            if row.type == "safety" and row.status not in ("not_applicable", "error"):
+                self.rows += 1
+                self.rows_failed += row.status == "failed"
+
+    def result(self) -> SafetyModel:
+        covered = sorted(self.by_type)
         return SafetyModel(
             types_covered=covered,
-            by_type={t: pass_rate([i for i, types in attacks if t in types]) for t in covered},
-            pass_rate=pass_rate([i for i, types in attacks if types]),
-            safety_rule=SafetyRule(evaluated=len(rows),
-                                   failed=sum(1 for r in rows if r.status == "failed")),
+            by_type={t: pass_rate_of(self.by_type[t]) for t in covered},
+            pass_rate=pass_rate_of(self.safety),
+            safety_rule=SafetyRule(evaluated=self.rows, failed=self.rows_failed),
         )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..model.results import INFRA_KINDS, AgentError
+from ..model.results import INFRA_KINDS, AgentError, ItemResult
 from ..privacy import clip
-from ._family import Family, GateValue, MetricModel, RunData, RunMetrics, number
+from ._family import Family, Folder, GateValue, MetricModel, RunData, RunMetrics, number
 from .summary import percentile
 
 __all__ = ["ErrorGroup", "Latency", "ServiceFamily", "ServiceModel", "UnfoundPath"]
@@ -85,43 +85,8 @@ class ServiceFamily(Family[ServiceModel]):
             GateValue("latency_p50_ms", lambda m, g: m.latency_ms.p50),
             GateValue("latency_p95_ms", lambda m, g: m.latency_ms.p95))
 
-    def compute(self, run: RunData) -> ServiceModel:
-        pairs = list(run.turns())
-        turns = [t for _, t in pairs]
-        agent = [e for e in (t.error for t in turns) if e is not None and _agents(e)]
-        errors = Counter(e.kind for e in agent)
-        groups: dict[tuple[str, str], list[str]] = {}
-        for item, t in pairs:
-            if t.error is not None and _agents(t.error):
-                groups.setdefault((t.error.kind, t.error.detail), []).append(item.id)
-        top = sorted(groups.items(), key=lambda kv: -len(kv[1]))[:10]
-        replied = [t for t in turns if t.reply is not None]
-        misses: Counter[tuple[str, str]] = Counter()
-        closest: dict[tuple[str, str], str | None] = {}
-        for t in replied:
-            for m in t.missing_paths:
-                misses[(m.field, m.path)] += 1
-                closest[(m.field, m.path)] = closest.get((m.field, m.path)) or m.closest
-        unfound = [UnfoundPath(field=f, path=p, closest=closest[(f, p)], turns=n)
-                   for (f, p), n in sorted(misses.items()) if n == len(replied)]
-        answered = [t.latency_ms for t in turns if t.error is None or t.error.kind == "rule"]
-        calls = len(answered) + len(agent)
-        return ServiceModel(
-            agent_calls=calls,
-            agent_errors=len(agent),
-            agent_success_rate=_ratio(calls - len(agent), calls),
-            agent_error_rate=_ratio(len(agent), calls),
-            errors_by_kind=dict(sorted(errors.items())),
-            error_groups=[ErrorGroup(kind=k, detail=d, count=len(ids), items=ids[:5])
-                          for (k, d), ids in top],
-            unfound_paths=unfound,
-            latency_ms=Latency(
-                turns=len(answered),
-                mean=sum(answered) / len(answered) if answered else None,
-                p50=percentile(answered, 50), p90=percentile(answered, 90),
-                p95=percentile(answered, 95), max=max(answered) if answered else None),
-            not_measured=dict(NOT_MEASURED),
-        )
+    def folder(self, run: RunData) -> _ServiceFolder:
+        return _ServiceFolder()
 
     def summary(self, value: ServiceModel, metrics: RunMetrics) -> list[str]:
         lat = value.latency_ms
@@ -136,3 +101,52 @@ class ServiceFamily(Family[ServiceModel]):
             "answered turns)" + (f"; the replies have '{u.closest}'" if u.closest else "")
             + f": {u.field} counts as not returned"
             for u in value.unfound_paths]
+
+
+class _ServiceFolder(Folder[ServiceModel]):
+    def __init__(self) -> None:
+        self.errors: Counter[str] = Counter()
+        self.groups: dict[tuple[str, str], list[str]] = {}
+        self.replied = 0
+        self.misses: Counter[tuple[str, str]] = Counter()
+        self.closest: dict[tuple[str, str], str | None] = {}
+        self.answered: list[float] = []
+
+    def add(self, item: ItemResult) -> None:
+        for t in item.turns:
+            e = t.error
+            if e is not None and _agents(e):
+                self.errors[e.kind] += 1
+                self.groups.setdefault((e.kind, e.detail), []).append(item.id)
+            if t.reply is not None:
+                self.replied += 1
+                for m in t.missing_paths:
+                    key = (m.field, m.path)
+                    self.misses[key] += 1
+                    self.closest[key] = self.closest.get(key) or m.closest
+            if e is None or e.kind == "rule":
+                self.answered.append(t.latency_ms)
+
+    def result(self) -> ServiceModel:
+        answered, closest = self.answered, self.closest
+        n_agent = self.errors.total()
+        top = sorted(self.groups.items(), key=lambda kv: -len(kv[1]))[:10]
+        unfound = [UnfoundPath(field=f, path=p, closest=closest[(f, p)], turns=n)
+                   for (f, p), n in sorted(self.misses.items()) if n == self.replied]
+        calls = len(answered) + n_agent
+        return ServiceModel(
+            agent_calls=calls,
+            agent_errors=n_agent,
+            agent_success_rate=_ratio(calls - n_agent, calls),
+            agent_error_rate=_ratio(n_agent, calls),
+            errors_by_kind=dict(sorted(self.errors.items())),
+            error_groups=[ErrorGroup(kind=k, detail=d, count=len(ids), items=ids[:5])
+                          for (k, d), ids in top],
+            unfound_paths=unfound,
+            latency_ms=Latency(
+                turns=len(answered),
+                mean=sum(answered) / len(answered) if answered else None,
+                p50=percentile(answered, 50), p90=percentile(answered, 90),
+                p95=percentile(answered, 95), max=max(answered) if answered else None),
+            not_measured=dict(NOT_MEASURED),
+        )

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.results import ItemResult
-from ._family import Family, GateValue, MetricModel, Rate, RunData, RunMetrics, Wilson, pct
-from .judge import judged_turns, mean, scores_by_dimension
+from ._family import Family, Folder, GateValue, MetricModel, Rate, RunData, RunMetrics, Wilson, pct
+from .judge import Unit, mean, scores_by_dimension, verdicts
 from .rates import clustered_rate, is_flaky, pass_k_table
 
 __all__ = ["StabilityFamily", "StabilityModel"]
@@ -67,20 +67,10 @@ def _pooled_within_std(keyed: Sequence[tuple[Any, int]]) -> float | None:
     return math.sqrt(squares / dof)
 
 
-def _score_spread(items: Sequence[ItemResult]) -> dict[str, ScoreSpread]:
+def _score_spread(judged: Sequence[Unit]) -> dict[str, ScoreSpread]:
     return {d: ScoreSpread(mean=mean([s for _, s in v]), std=_std([s for _, s in v]),
                            within_case_std=_pooled_within_std(v), n=len(v))
-            for d, v in scores_by_dimension(judged_turns(items)).items()}
-
-
-def _trial_counts(items: Sequence[ItemResult]) -> dict[str, tuple[int, int]]:
-    counts: dict[str, tuple[int, int]] = {}
-    for item in items:
-        if item.status == "error":
-            continue
-        c, n = counts.get(item.id, (0, 0))
-        counts[item.id] = (c + (item.status == "passed"), n + 1)
-    return counts
+            for d, v in scores_by_dimension(judged).items()}
 
 
 def _pass_hat_k(m: StabilityModel, k: int | None) -> float | None:
@@ -108,26 +98,49 @@ class StabilityFamily(Family[StabilityModel]):
     gate = (GateValue("pass_hat_k", lambda m, g: _pass_hat_k(m, g.k), needs="k"),
             GateValue("repeat_consistency", lambda m, g: m.repeat_consistency))
 
-    def compute(self, run: RunData) -> StabilityModel:
-        items = run.items
-        repeated = any(i.trial is not None for i in items)
-        counts = _trial_counts(items) if repeated else {}
-        table = pass_k_table(list(counts.values()))
-        return StabilityModel(
-            repeated=repeated,
-            reason=None if repeated else "the run has no repeated trials (--agenteval-repeat)",
-            trials_planned=max((i.trials or 0 for i in items), default=0) or None,
-            errors=sum(1 for i in items if i.status == "error") if repeated else 0,
-            all_error_cases=sorted({i.id for i in items} - set(counts)) if repeated else [],
-            **table,
-            flaky_cases=[FlakyCase(id=cid, passed=c, trials=n)
-                         for cid, (c, n) in sorted(counts.items()) if is_flaky(c, n)],
-            pass_rate=Rate(**clustered_rate(list(counts.values()))),
-            judge_scores=_score_spread(items) if repeated else {},
-        )
+    def folder(self, run: RunData) -> _StabilityFolder:
+        return _StabilityFolder()
 
     def summary(self, value: StabilityModel, metrics: RunMetrics) -> list[str]:
         if not value.repeated:
             return []
         ks = " · ".join(f"pass^{row.k} {pct(row.value)}" for row in value.pass_hat_k)
         return [f"stability: {ks}; flaky {len(value.flaky_cases)} of {value.cases}"]
+
+
+class _StabilityFolder(Folder[StabilityModel]):
+    def __init__(self) -> None:
+        self.repeated = False
+        self.trials_planned = self.errors = 0
+        self.ids: set[str] = set()
+        #: per case id: (passed, evaluated) trials, errors left out
+        self.counts: dict[str, tuple[int, int]] = {}
+        self.judged: list[Unit] = []
+
+    def add(self, item: ItemResult) -> None:
+        self.repeated = self.repeated or item.trial is not None
+        self.trials_planned = max(self.trials_planned, item.trials or 0)
+        self.ids.add(item.id)
+        self.judged += verdicts(item)
+        if item.status == "error":
+            self.errors += 1
+            return
+        c, n = self.counts.get(item.id, (0, 0))
+        self.counts[item.id] = (c + (item.status == "passed"), n + 1)
+
+    def result(self) -> StabilityModel:
+        repeated = self.repeated
+        counts = self.counts if repeated else {}
+        table = pass_k_table(list(counts.values()))
+        return StabilityModel(
+            repeated=repeated,
+            reason=None if repeated else "the run has no repeated trials (--agenteval-repeat)",
+            trials_planned=self.trials_planned or None,
+            errors=self.errors if repeated else 0,
+            all_error_cases=sorted(self.ids - set(counts)) if repeated else [],
+            **table,
+            flaky_cases=[FlakyCase(id=cid, passed=c, trials=n)
+                         for cid, (c, n) in sorted(counts.items()) if is_flaky(c, n)],
+            pass_rate=Rate(**clustered_rate(list(counts.values()))),
+            judge_scores=_score_spread(self.judged) if repeated else {},
+        )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..model.results import ItemResult
-from ._family import Family, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
+from ._family import Family, Folder, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
 
 __all__ = ["OUTCOMES", "OutcomeClassesFamily", "ScopeFamily", "SuccessFamily", "SuccessModel",
            "Unit", "outcome_units", "success_of", "success_of_units"]
@@ -78,17 +78,39 @@ def success_of_units(units: Sequence[Unit]) -> SuccessModel:
 def outcome_units(run: RunData) -> dict[str, list[Unit]]:
     """Per outcome class: each case that declares it, and each scenario turn that does (its
     level follows the turn's verdict: passed → success, review → partial, failed → failure)."""
-    per: dict[str, list[Unit]] = {o: [] for o in OUTCOMES}
+    fold = _OutcomeUnits()
     for item in run.items:
+        fold.add(item)
+    return fold.per
+
+
+class _OutcomeUnits:
+    """:func:`outcome_units`, one item at a time."""
+
+    def __init__(self) -> None:
+        self.per: dict[str, list[Unit]] = {o: [] for o in OUTCOMES}
+
+    def add(self, item: ItemResult) -> None:
+        per = self.per
         if item.kind == "case":
             if item.outcome in per:
                 per[item.outcome].append(Unit.of_item(item))
-            continue
+            return
         for t in item.turns:
             if t.expected.outcome in per:
                 per[t.expected.outcome].append(
                     Unit(item.id, t.status, _TURN_LEVEL.get(t.status)))
-    return per
+
+
+class _SuccessFolder(Folder[SuccessModel]):
+    def __init__(self) -> None:
+        self.units: list[Unit] = []
+
+    def add(self, item: ItemResult) -> None:
+        self.units.append(Unit.of_item(item))
+
+    def result(self) -> SuccessModel:
+        return success_of_units(self.units)
 
 
 class SuccessFamily(Family[SuccessModel]):
@@ -98,8 +120,8 @@ class SuccessFamily(Family[SuccessModel]):
     gate = (GateValue("success_rate", lambda m, g: m.success_rate),
             GateValue("pass_rate", lambda m, g: m.pass_rate))
 
-    def compute(self, run: RunData) -> SuccessModel:
-        return success_of(run.items)
+    def folder(self, run: RunData) -> _SuccessFolder:
+        return _SuccessFolder()
 
     def summary(self, value: SuccessModel, metrics: RunMetrics) -> list[str]:
         avg = "" if value.avg_completion is None else \
@@ -128,11 +150,23 @@ class OutcomeClassesFamily(Family[OutcomeClassesModel]):
     key = "outcome_classes"
     model = OutcomeClassesModel
 
-    def compute(self, run: RunData) -> OutcomeClassesModel:
-        per = {o: success_of_units(u) for o, u in outcome_units(run).items()}
-        unclassified = sum(1 for i in run.items if i.outcome not in OUTCOMES and not any(
-            t.expected.outcome in OUTCOMES for t in i.turns))
-        return OutcomeClassesModel(**per, unclassified=unclassified)
+    def folder(self, run: RunData) -> _OutcomeClassesFolder:
+        return _OutcomeClassesFolder()
+
+
+class _OutcomeClassesFolder(Folder[OutcomeClassesModel]):
+    def __init__(self) -> None:
+        self.units = _OutcomeUnits()
+        self.unclassified = 0
+
+    def add(self, item: ItemResult) -> None:
+        self.units.add(item)
+        self.unclassified += item.outcome not in OUTCOMES and not any(
+            t.expected.outcome in OUTCOMES for t in item.turns)
+
+    def result(self) -> OutcomeClassesModel:
+        per = {o: success_of_units(u) for o, u in self.units.per.items()}
+        return OutcomeClassesModel(**per, unclassified=self.unclassified)
 
 
 class ScopeModel(MetricModel):
@@ -168,8 +202,19 @@ class ScopeFamily(Family[ScopeModel]):
     key = "scope"
     model = ScopeModel
 
-    def compute(self, run: RunData) -> ScopeModel:
-        per = outcome_units(run)
+    def folder(self, run: RunData) -> _ScopeFolder:
+        return _ScopeFolder()
+
+
+class _ScopeFolder(Folder[ScopeModel]):
+    def __init__(self) -> None:
+        self.units = _OutcomeUnits()
+
+    def add(self, item: ItemResult) -> None:
+        self.units.add(item)
+
+    def result(self) -> ScopeModel:
+        per = self.units.per
         ans = [u for u in per["ANSWERABLE"] if u.status != "error"]
         oos = [u for u in per["OUT_OF_SCOPE"] if u.status != "error"]
         a_ok = [u for u in ans if u.status != "failed"]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..model.results import ItemResult
-    from ._family import RunMetrics
+    from ._family import Folder, RunMetrics
 
-__all__ = ["percentile", "summarize"]
+__all__ = ["RunFold", "percentile", "summarize"]
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -37,7 +37,29 @@ def summarize(items: Sequence[ItemResult], labels: Sequence[str] | None = None,
         labels: The taxonomy's labels (``None``: the labels seen in the run).
         red_lines: The gate's red-line rule ids (``None``: every veto rule seen).
     """
-    from ._family import RunData, RunMetrics, load_families
+    fold = RunFold(labels, red_lines)
+    for item in items:
+        fold.add(item)
+    return fold.metrics()
 
-    run = RunData(items, labels, red_lines)
-    return RunMetrics({key: fam.compute(run) for key, fam in load_families().items()})
+
+class RunFold:
+    """Every family's folder for one run: :meth:`add` each item result as it arrives, then
+    :meth:`metrics` once. The same figures as :func:`summarize` over the same items."""
+
+    def __init__(self, labels: Sequence[str] | None = None,
+                 red_lines: Sequence[str] | None = None) -> None:
+        from ._family import RunData, load_families
+
+        context = RunData((), labels, red_lines)
+        self.folders: dict[str, Folder[Any]] = {
+            key: fam.folder(context) for key, fam in load_families().items()}
+
+    def add(self, item: ItemResult) -> None:
+        for folder in self.folders.values():
+            folder.add(item)
+
+    def metrics(self) -> RunMetrics:
+        from ._family import RunMetrics
+
+        return RunMetrics({key: folder.result() for key, folder in self.folders.items()})
