@@ -1,9 +1,11 @@
 """The recorder: where results are gathered (the single process, or the xdist controller).
 
 It receives every item's result with pytest's own reports, writes
-``results.jsonl`` as they arrive, checks completeness against the items
-collected, and at the end computes the metrics, decides the gate, writes
-``results.json`` and prints the summary.
+``results.jsonl`` and folds the metrics as they arrive, checks completeness
+against the items collected, and at the end finishes the metrics, decides the
+gate, writes ``results.json`` and prints the summary. Nothing of an item is
+held but its line's place in ``results.jsonl``, what the metrics keep of it
+and its entry in the report's digest.
 """
 
 from __future__ import annotations
@@ -39,11 +41,9 @@ class Recorder:
         self.config = config
         self.role = role
         self.expected: list[str] | None = None
-        self.results: dict[str, ItemResult] = {}
-        #: results not validated yet, as JSON text (see :meth:`_record`)
-        self.payloads: dict[str, str | bytes] = {}
-        #: the cases[] record of each result as JSON text, made once as it arrives
-        self.lines: dict[str, str] = {}
+        #: where each item's record starts in results.jsonl (its first, if it came twice)
+        self.lines: dict[str, int] = {}
+        self._fold: _Fold | None = None
         self.duplicates: list[str] = []
         self.unloadable: list[str] = []
         self.lost: dict[str, str] = {}
@@ -166,37 +166,35 @@ class Recorder:
             self.lost[report.nodeid] = f"no result ({report.when}): {text}"
 
     def _record(self, nodeid: str, payload: dict[str, Any], text: str | None = None) -> None:
-        """One item's result, as it came with its report (masked JSON): keep, write, tell.
+        """One item's result, as it came with its report (masked JSON): write, fold, tell.
 
-        It is validated into an :class:`ItemResult` at the end of the run, together with
-        the others, unless a ``pytest_agenteval_case_result`` hook wants it now: while
-        items run, this thread shares the interpreter with the engine's. Until then it is
-        kept as JSON text (``text``, as it came from a worker, or encoded here): a string
-        is one object to the garbage collector and a fraction of the memory of its dicts.
+        It is validated into an :class:`ItemResult` (from ``text``, the JSON it came
+        in from a worker, when there is one), folded into the metrics and the gate's
+        evidence, given to the ``pytest_agenteval_case_result`` hook, and let go. An
+        item reported twice (the run is then incomplete) counts once, as it first came.
         """
-        from .report.record import case_record, json_line
+        from .report.record import case_record
 
+        record = case_record(payload)
+        start = self.writer.append(record)  # every report, as it came
         if nodeid in self.lines:
             self.duplicates.append(nodeid)
-        record = case_record(payload)
-        hook = self.config.hook.pytest_agenteval_case_result
-        item = None
-        if hook.get_hookimpls():
-            item = self.results[nodeid] = ItemResult.model_validate(payload)
-        else:
-            self.payloads[nodeid] = text if text is not None else json_line(payload)
-        # kept before it is written: a Ctrl-C from here on still finds it at the end
-        self.lines[nodeid] = self.writer.append(record)
+            return
+        item = (ItemResult.model_validate_json(text) if text is not None
+                else ItemResult.model_validate(payload))
+        # kept before it is folded: a Ctrl-C from here on still finds it at the end
+        self.lines[nodeid] = start
+        self.fold.add(item)
         self.digest.add(record)
-        if item is not None:
+        hook = self.config.hook.pytest_agenteval_case_result
+        if hook.get_hookimpls():
             hook(config=self.config, result=record, item=item)
 
-    def _validated(self) -> list[ItemResult]:
-        """Every result, in the order the items reported."""
-        for nodeid, text in self.payloads.items():
-            self.results[nodeid] = ItemResult.model_validate_json(text)
-        self.payloads.clear()
-        return [self.results[n] for n in self.lines]
+    @property
+    def fold(self) -> _Fold:
+        if self._fold is None:
+            self._fold = _Fold(self.project)
+        return self._fold
 
     def pytest_report_teststatus(self, report: pytest.TestReport,
                                  config: pytest.Config) -> tuple[str, str, Any] | None:
@@ -230,25 +228,20 @@ class Recorder:
             self._finish_run(session, exitstatus)
 
     def _finish_run(self, session: pytest.Session, exitstatus: int) -> None:
-        from .metrics import summarize
         from .metrics.gates import evaluate_gate, exit_status, not_configured
 
-        items = self._validated()
+        fold = self.fold
         gates, source = self.project.gates
-        self.metrics = summarize(items, self.project.labels(),
-                                 gates.red_lines if gates else None)
+        self.metrics = fold.run.metrics()
         self.completeness = self._completeness(session, exitstatus)
-        self.gate = (evaluate_gate(gates, source or "", self.metrics, items, self.completeness,
-                                   self._subset())
+        self.gate = (evaluate_gate(gates, source or "", self.metrics, fold.gate,
+                                   self.completeness, self._subset())
                      if gates else not_configured())
         self._junit_gate()
-        doc = self.document = self._document(items)
-        self.results_path = str(self.writer.finish(doc, list(self.lines.values())))
+        doc = self.document = self._document(fold)
+        self.results_path = str(self.writer.finish(doc, self.lines.values()))
         self._write_report(doc)
-        # written: the typed results are not needed again (the summary reads the metrics),
-        # and freed now, pytest's garbage collections at exit do not walk them
-        self.results.clear()
-        del items
+        self._fold = None  # what the metrics kept: not needed again (the summary reads them)
         mode = str(self.config.getoption("agenteval_exit"))
         if gates is None:
             mode = "items"  # no gate to decide: the items do
@@ -279,17 +272,15 @@ class Recorder:
         for reason in self.gate.reasons:
             xml.add_global_property("agenteval_gate_reason", self.project.masker.text(reason))
 
-    def _document(self, items: list[ItemResult]) -> dict[str, Any]:
+    def _document(self, fold: _Fold) -> dict[str, Any]:
         """``results.json`` but its ``cases`` (the records, as written to results.jsonl)."""
         assert self.metrics is not None and self.completeness is not None
         assert self.gate is not None
-        from .metrics.judge import review_queue
-
         return {
-            "run": self._run_meta(items),
+            "run": self._run_meta(fold.files),
             "cases": None,
             "metrics": self.metrics.to_json(),
-            "review_queue": review_queue(items),
+            "review_queue": fold.review,
             "gate": self.gate.model_dump(mode="json"),
             "completeness": self.completeness.model_dump(mode="json"),
         }
@@ -309,7 +300,7 @@ class Recorder:
                 from .report.digest import Digest
 
                 digest = Digest()
-                for line in self.lines.values():
+                for line in self.writer.lines(self.lines.values()):
                     digest.add(json.loads(line))
             write_report(path, doc, digest, self.lang, self.project.rule_titles())
         except Exception as exc:  # a report is a view: never worth the run's exit status
@@ -329,13 +320,12 @@ class Recorder:
             collection_errors=sorted(set(self.unloadable)), stopped_early=stopped,
             complete=not missing and not self.duplicates and not self.unloadable)
 
-    def _run_meta(self, items: list[ItemResult]) -> dict[str, Any]:
+    def _run_meta(self, seen: set[str]) -> dict[str, Any]:
         from .report.record import file_sha256
         from .yamlio import locate
 
         project, cfg = self.project, self.project.config
-        files = sorted({i.file for i in items} | {n.split("::", 1)[0]
-                                                  for n in self.expected or []})
+        files = sorted(seen | {n.split("::", 1)[0] for n in self.expected or []})
         taxonomy_path = project.rules_dir / "taxonomy.yaml"
         meta: dict[str, Any] = project.masker.data(self.writer.run_metadata(
             rootdir=str(project.rootdir),
@@ -414,3 +404,27 @@ class Recorder:
             terminalreporter.write_line(line)
         if self.report_path:
             terminalreporter.write_line(f"report: {self.report_path}")
+
+
+class _Fold:
+    """What the end of the run needs of the results, folded as they arrive: the metrics,
+    the gate's evidence, the review queue and the case files."""
+
+    def __init__(self, project: Project) -> None:
+        from .metrics.gates import GateEvidence
+        from .metrics.summary import RunFold
+
+        gates, _ = project.gates
+        red_lines = gates.red_lines if gates else None
+        self.run: RunFold = RunFold(project.labels(), red_lines)
+        self.gate: GateEvidence = GateEvidence(red_lines or ())
+        self.review: list[dict[str, Any]] = []
+        self.files: set[str] = set()
+
+    def add(self, item: ItemResult) -> None:
+        from .metrics.judge import review_entries
+
+        self.run.add(item)
+        self.gate.add(item)
+        self.review += review_entries(item)
+        self.files.add(item.file)

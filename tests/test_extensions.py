@@ -142,3 +142,108 @@ def test_a_metric_family_is_one_module_and_the_gate_can_bound_it(project, pytest
     record = read_record(pytester.path)
     assert record["metrics"]["reply_length"] == {"mean_chars": 8.5}
     assert list(record["metrics"])[-1] == "reply_length"  # after the built-in families
+
+
+FOLDING_FAMILY = FAMILY.replace("""    def compute(self, run):
+        lengths = [len(t.reply) for _, t in run.turns() if t.reply is not None]
+        return ReplyLength(mean_chars=sum(lengths) / len(lengths) if lengths else None)
+""", """    def folder(self, run):
+        return ReplyLengthFolder()
+""").replace("class ReplyLengthFamily", """class ReplyLengthFolder(Folder[ReplyLength]):
+    def __init__(self):
+        self.chars = self.turns = 0
+
+    def add(self, item):
+        for turn in item.turns:
+            if turn.reply is not None:
+                self.chars += len(turn.reply)
+                self.turns += 1
+
+    def result(self):
+        return ReplyLength(mean_chars=self.chars / self.turns if self.turns else None)
+
+
+class ReplyLengthFamily""").replace("import Family,", "import Family, Folder,")
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["single", "xdist"])
+def test_a_metric_family_can_fold_the_results_as_they_arrive(project, pytester, dist) -> None:
+    assert "def compute" not in FOLDING_FAMILY
+    pytester.makeconftest(FOLDING_FAMILY)
+    project({"a.yaml": "cases:\n  - {id: F-1, request: {input: 你好}}\n"
+                       "  - {id: F-2, request: {input: 一个很长很长的问题}}\n"})
+    result = pytester.runpytest("cases", *dist)
+    result.stdout.fnmatch_lines(["*reply length: 8.5 characters on average*"])
+    assert read_record(pytester.path)["metrics"]["reply_length"] == {"mean_chars": 8.5}
+
+
+def test_a_metric_family_needs_compute_or_folder() -> None:
+    from pydantic import BaseModel
+
+    from pytest_agenteval.metrics import Family, RunData
+
+    class Nothing(BaseModel):
+        pass
+
+    class Neither(Family[Nothing]):
+        key = "neither"
+        model = Nothing
+
+    with pytest.raises(NotImplementedError, match="Neither overrides neither compute nor folder"):
+        Neither().compute(RunData(()))
+    with pytest.raises(NotImplementedError, match="Neither overrides neither"):
+        Neither().folder(RunData(()))
+
+
+ALIVE_FAMILY = """\
+import gc
+
+from pydantic import BaseModel
+
+from pytest_agenteval.metrics import Family, Folder, register
+from pytest_agenteval.model.results import ItemResult, TurnResult
+
+
+class Alive(BaseModel):
+    folded: int
+    items: int
+    turns: int
+
+
+class AliveFolder(Folder[Alive]):
+    def __init__(self):
+        self.folded = 0
+
+    def add(self, item):
+        self.folded += 1
+
+    def result(self):
+        gc.collect()
+        live = gc.get_objects()
+        return Alive(folded=self.folded, items=sum(isinstance(o, ItemResult) for o in live),
+                     turns=sum(isinstance(o, TurnResult) for o in live))
+
+
+class AliveFamily(Family[Alive]):
+    key = "alive"
+    model = Alive
+
+    def folder(self, run):
+        return AliveFolder()
+
+
+register(AliveFamily())
+"""
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["single", "xdist"])
+def test_the_end_of_a_run_holds_no_typed_result(project, pytester, dist) -> None:
+    """The metrics are folded as results arrive: when they are finished, no ItemResult of
+    the run is alive (they were all held till the end once: 230 MB at 10,000 cases)."""
+    pytester.makeconftest(ALIVE_FAMILY)
+    project({"a.yaml": "cases:\n" + "".join(
+        f"  - {{id: A-{n}, request: {{input: 你好{n}}}}}\n" for n in range(30))})
+    result = pytester.runpytest("cases", *dist)
+    result.assert_outcomes(passed=30)
+    assert read_record(pytester.path)["metrics"]["alive"] == {"folded": 30, "items": 0,
+                                                              "turns": 0}

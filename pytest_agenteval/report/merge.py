@@ -364,8 +364,8 @@ def write(merged: Merged, out_dir: Path, lang: str | None, titles: Mapping[str, 
     _atomic(out_dir / "results.jsonl", "".join(line + "\n" for line in lines))
     path = out_dir / "results.json"
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        _write_document(f, merged.document, lines)
+    with tmp.open("wb") as f:
+        _write_document(f, merged.document, (line.encode() for line in lines))
     tmp.replace(path)
     digest = Digest()
     for c in merged.cases:

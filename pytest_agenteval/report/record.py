@@ -15,9 +15,10 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Iterable, Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 from pydantic_core import to_json
 
@@ -124,17 +125,23 @@ def _case_fields(turn: dict[str, Any], history: list[dict[str, Any]]) -> dict[st
     }
 
 
-def _write_document(out: TextIO, document: dict[str, Any], cases: list[str]) -> None:
+def _write_document(out: BinaryIO, document: dict[str, Any], cases: Iterable[bytes]) -> None:
     """``document`` indented; its ``cases`` key holds ``cases`` (records already in JSON),
     one per line."""
-    out.write("{")
+    out.write(b"{")
     for i, (key, value) in enumerate(document.items()):
-        out.write(("," if i else "") + f"\n  {json.dumps(key)}: ")
+        out.write(("," if i else "").encode() + f"\n  {json.dumps(key)}: ".encode())
         if key == "cases":
-            out.write("[\n    " + ",\n    ".join(cases) + "\n  ]" if cases else "[]")
+            out.write(b"[")
+            first = True
+            for line in cases:
+                out.write((b"\n    " if first else b",\n    ") + line)
+                first = False
+            out.write(b"]" if first else b"\n  ]")
         else:
-            out.write(json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  "))
-    out.write("\n}\n")
+            text = json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+            out.write(text.encode())
+    out.write(b"\n}\n")
 
 
 def _now() -> str:
@@ -169,7 +176,8 @@ class RunRecorder:
         self.started = _now()
         self._stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         self.run_dir: Path | None = None
-        self._lines: TextIO | None = None
+        self._lines: BinaryIO | None = None
+        self._end = 0  # where the next line of results.jsonl starts
 
     def _ensure_dir(self) -> Path:
         if self.run_dir is None:
@@ -185,34 +193,53 @@ class RunRecorder:
             self.run_dir = path
         return self.run_dir
 
-    def append(self, record: dict[str, Any]) -> str:
-        """Write one finished item to ``results.jsonl`` and flush it to disk; returns its
-        JSON text (``results.json`` reuses it: a string costs the garbage collector
-        nothing, the record's objects would, for the rest of the run)."""
+    def append(self, record: dict[str, Any]) -> int:
+        """Write one finished item to ``results.jsonl`` and flush it to disk; returns where
+        its line starts (``results.json`` copies the lines it names from the file: 10,000
+        records are not held in memory till the end)."""
         if self._lines is None:
-            self._lines = (self._ensure_dir() / "results.jsonl").open("a", encoding="utf-8")
-        line = json_line(record).decode()
-        self._lines.write(line + "\n")
+            self._lines = (self._ensure_dir() / "results.jsonl").open("ab")
+            self._end = self._lines.tell()
+        line = json_line(record) + b"\n"
+        self._lines.write(line)
         self._lines.flush()  # in the OS now: survives Ctrl-C and a crashed pytest
-        return line
+        start, self._end = self._end, self._end + len(line)
+        return start
 
-    def finish(self, document: dict[str, Any], cases: list[str]) -> Path:
+    def lines(self, starts: Iterable[int]) -> Iterator[bytes]:
+        """The lines of ``results.jsonl`` that start at ``starts`` (as :meth:`append` gave
+        them), in the file's order, without their newline."""
+        wanted = set(starts)
+        if not wanted or self.run_dir is None:
+            return
+        if self._lines is not None:
+            self._lines.flush()
+        with (self.run_dir / "results.jsonl").open("rb") as f:
+            at = 0
+            for line in f:
+                if at in wanted:
+                    yield line.rstrip(b"\n")
+                at += len(line)
+
+    def finish(self, document: dict[str, Any], starts: Iterable[int]) -> Path:
         """Write ``results.json`` atomically; returns its path.
 
-        ``cases`` are the records as :meth:`append` wrote them. The document is
-        indented for reading, except that each entry of ``cases`` is one line: the
-        pure-Python indenting encoder costs about 1 ms per case, the C encoder a
-        tenth of that, and one case per line is what ``grep`` wants anyway.
+        Its ``cases`` are the lines of ``results.jsonl`` that start at ``starts``.
+        The document is indented for reading, except that each entry of ``cases``
+        is one line: the pure-Python indenting encoder costs about 1 ms per case,
+        the C encoder a tenth of that, and one case per line is what ``grep`` wants
+        anyway.
         """
         if self._lines is not None:
             os.fsync(self._lines.fileno())
-            self._lines.close()
-            self._lines = None
         run_dir = self._ensure_dir()
         path = run_dir / "results.json"
         tmp = path.with_suffix(".json.tmp")
-        with tmp.open("w", encoding="utf-8") as out:
-            _write_document(out, document, cases)
+        with tmp.open("wb") as out:
+            _write_document(out, document, self.lines(starts))
+        if self._lines is not None:
+            self._lines.close()
+            self._lines = None
         tmp.replace(path)
         point_latest(self.reports_dir, run_dir)
         return path
