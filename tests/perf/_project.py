@@ -66,10 +66,19 @@ def write_project(root: Path, url: str, cases: int, scenarios: int, concurrency:
 
 def write_noop(root: Path, items: int) -> None:
     """pytest's own floor: ``items`` parametrized no-op tests, no agenteval.yaml (the plugin
-    stays inert)."""
+    stays inert). Each process that ran tests writes when its last one ran to
+    ``last-<pid>.txt`` (``time.perf_counter``: the benchmark's clock), for pytest's own
+    tail from the last test to the exit."""
     root.mkdir(parents=True)
     (root / "pytest.ini").write_text("[pytest]\n")
     (root / "test_noop.py").write_text(
-        "import pytest\n\n\n"
+        "import time\n\nimport pytest\n\nLAST = [0.0]\n\n\n"
         f"@pytest.mark.parametrize('i', range({items}))\n"
-        "def test_noop(i):\n    pass\n")
+        "def test_noop(i):\n    LAST[0] = time.perf_counter()\n")
+    (root / "conftest.py").write_text(
+        "import os\nimport sys\n\n\n"
+        "def pytest_sessionfinish(session):\n"
+        "    mod = sys.modules.get('test_noop')\n"
+        "    if mod is not None and mod.LAST[0]:\n"
+        "        with open(f'last-{os.getpid()}.txt', 'w') as f:\n"
+        "            f.write(repr(mod.LAST[0]))\n")

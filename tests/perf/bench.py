@@ -240,12 +240,16 @@ def noop_run(b: Bench, root: Path, workers: int, items: int) -> dict[str, float]
 
 def _noop_run(b: Bench, root: Path, workers: int, items: int) -> dict[str, float]:
     out = root / "noop.out"
+    for old in root.glob("last-*.txt"):
+        old.unlink()
     m = measured([sys.executable, "-m", "pytest", "-q", *NOISE, "-n", str(workers)], root,
                  b.env, out)
     if m.returncode != 0:
         raise SystemExit(f"no-op pytest failed: {out.read_text()[-2000:]}")
+    last = max(float(f.read_text()) for f in root.glob("last-*.txt"))
     return {"wall": m.wall, "cpu": m.cpu_s, "cpu_ms": m.cpu_s / items * 1000,
-            "rss_mb": m.peak_rss_mb, "procs": m.peak_procs, "foreign_cpu": m.foreign_s}
+            "rss_mb": m.peak_rss_mb, "procs": m.peak_procs, "foreign_cpu": m.foreign_s,
+            "tail": m.exited - last}
 
 
 # --- the floor's requests -------------------------------------------------------------------
@@ -436,7 +440,7 @@ def main(argv: list[str] | None = None) -> None:
         for mode in [m for m in args.modes.split(",") if m]:
             mode_rows(args, mode, scratch, env, doc)
     doc["marginal"] = print_marginal(args, doc["rows"], doc["noop"])
-    doc["targets"] = print_targets(args, doc["rows"], doc["marginal"])
+    doc["targets"] = print_targets(args, doc["rows"], doc["marginal"], doc.get("noop"))
     save(args, doc)
 
 
