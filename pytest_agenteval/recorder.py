@@ -182,7 +182,9 @@ class Recorder:
             return
         item = (ItemResult.model_validate_json(text) if text is not None
                 else ItemResult.model_validate(payload))
-        # kept before it is folded: a Ctrl-C from here on still finds it at the end
+        # named before it is folded: a Ctrl-C from here on still finds its record at the end
+        # (a Ctrl-C amid the fold leaves that one item counted by some families only: the
+        # run is then incomplete and its gate blocks)
         self.lines[nodeid] = start
         self.fold.add(item)
         self.digest.add(record)

@@ -238,3 +238,56 @@ cases:
     assert "\ufffd好" in (pytester.path / "j.xml").read_text(encoding="utf-8")
     html = next((pytester.path / "reports").glob("*/report.html")).read_text(encoding="utf-8")
     assert "\ufffd好" in html
+
+
+DUPLICATE = """\
+import copy
+
+import pytest
+
+SAVED = {}
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and report.nodeid.endswith("::R-PASS") and not SAVED:
+        again = copy.deepcopy(report)
+        again.agenteval["status"] = "failed"  # the second report says otherwise
+        SAVED["r"] = again
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logfinish(nodeid, location):
+    again = SAVED.get("r")
+    if again is not None and not SAVED.get("sent"):
+        SAVED["sent"] = True
+        CONFIG[0].hook.pytest_runtest_logreport(report=again)
+
+
+CONFIG = []
+
+
+def pytest_configure(config):
+    CONFIG.append(config)
+"""
+
+
+def test_an_item_reported_twice_counts_once_as_it_first_came(project, pytester) -> None:
+    """The metrics fold each result as it arrives: a second report of an item (the run is
+    incomplete) is neither folded again nor put in results.json; results.jsonl has both."""
+    pytester.makeconftest(DUPLICATE)
+    project({"r.yaml": "cases:\n  - {id: R-PASS, request: {input: 你好}}\n"
+                       "  - {id: R-TWO, request: {input: 你好}}\n"})
+    pytester.runpytest("cases")
+    record = read_record(pytester.path)
+    nodeid = "cases/r.yaml::R-PASS"
+    assert record["completeness"]["duplicates"] == [nodeid]
+    assert [c["nodeid"] for c in record["cases"]].count(nodeid) == 1
+    assert by_id(record)["R-PASS"]["status"] == "passed"
+    counts = record["metrics"]["counts"]
+    assert (counts["total"], counts["passed"], counts["failed"]) == (2, 2, 0)
+    assert record["gate"]["result"] in ("BLOCK", "NOT_CONFIGURED")
+    run_dir = pytester.path / "reports" / "latest"
+    lines = [json.loads(line) for line in
+             (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [(c["nodeid"], c["status"]) for c in lines if c["nodeid"] == nodeid] == [
+        (nodeid, "passed"), (nodeid, "failed")]
