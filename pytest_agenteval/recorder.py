@@ -173,15 +173,25 @@ class Recorder:
         evidence, given to the ``pytest_agenteval_case_result`` hook, and let go. An
         item reported twice (the run is then incomplete) counts once, as it first came.
         """
+        from pydantic import ValidationError
+
         from .report.record import case_record
 
-        record = case_record(payload)
+        try:
+            item = (ItemResult.model_validate_json(text) if text is not None
+                    else ItemResult.model_validate(payload))
+            record = case_record(payload)
+        except (ValidationError, KeyError, TypeError, IndexError) as exc:
+            # not a result this version wrote (a plugin changed it on the way): this item
+            # is lost, not the run
+            why = clip(self.project.masker.text(str(exc)), 300)
+            self.lost[nodeid] = (f"no result (record): its result could not be read "
+                                 f"({type(exc).__name__}: {why})")
+            return
         start = self.writer.append(record)  # every report, as it came
         if nodeid in self.lines:
             self.duplicates.append(nodeid)
             return
-        item = (ItemResult.model_validate_json(text) if text is not None
-                else ItemResult.model_validate(payload))
         # named before it is folded: a Ctrl-C from here on still finds its record at the end
         # (a Ctrl-C amid the fold leaves that one item counted by some families only: the
         # run is then incomplete and its gate blocks)

@@ -291,3 +291,36 @@ def test_an_item_reported_twice_counts_once_as_it_first_came(project, pytester) 
              (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(c["nodeid"], c["status"]) for c in lines if c["nodeid"] == nodeid] == [
         (nodeid, "passed"), (nodeid, "failed")]
+
+
+MANGLED = """\
+import pytest
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    payload = getattr(report, "agenteval", None)
+    if isinstance(payload, dict) and report.nodeid.endswith("::R-BAD"):
+        payload["status"] = "call 13812345678"  # a plugin changed the result on its way
+    return report
+"""
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["single", "xdist"])
+def test_a_result_that_cannot_be_read_back_costs_its_item_not_the_run(project, pytester,
+                                                                       dist) -> None:
+    pytester.makeconftest(MANGLED)
+    project({"r.yaml": "cases:\n  - {id: R-OK, request: {input: 你好}}\n"
+                       "  - {id: R-BAD, request: {input: 你好}}\n"
+                       "  - {id: R-OK2, request: {input: 你好}}\n"})
+    result = pytester.runpytest("cases", *dist)
+    assert "INTERNALERROR" not in result.stdout.str()
+    record = read_record(pytester.path)
+    assert sorted(by_id(record)) == ["R-OK", "R-OK2"]
+    completeness = record["completeness"]
+    assert completeness["missing"] == ["cases/r.yaml::R-BAD"]
+    why = completeness["lost"]["cases/r.yaml::R-BAD"]
+    assert why.startswith("no result (record): its result could not be read (ValidationError")
+    assert "input_value=" in why and "13812345678" not in why  # masked
+    assert record["metrics"]["counts"]["total"] == 2
