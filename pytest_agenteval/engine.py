@@ -20,6 +20,7 @@ import asyncio
 import concurrent.futures
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -91,8 +92,10 @@ class Engine:
         self.budget = budget or Budget()
         self._futures: dict[str, concurrent.futures.Future[ItemResult]] = {}
         self._started: dict[str, float] = {}
-        #: coroutines handed to the loop and not started yet (closed if the loop dies first)
-        self._unstarted: dict[str, Coroutine[Any, Any, ItemResult]] = {}
+        #: submitted and not started yet: nothing exists of them on the loop (no task, no
+        #: coroutine) until the look-ahead has room (guarded by ``_lock``)
+        self._pending: dict[str, tuple[ItemPlan, int]] = {}
+        self._queue: deque[str] = deque()  # their keys in submission order (some started)
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._death: BaseException | None = None
@@ -109,12 +112,10 @@ class Engine:
         #: (running, or done and waiting for pytest) are at most this many, so that a
         #: pytest slower than the agent makes the engine wait, not results pile up
         self.ahead_limit = 2 * self.concurrency + 16
-        #: room given (on the loop) and results handed out (by pytest's thread): their
-        #: difference is what the look-ahead holds
+        #: conversations started (on the loop) and results handed out (by pytest's thread):
+        #: their difference is what the look-ahead holds
         self._admitted = 0
         self._handed = 0
-        #: items waiting for room, in the order they asked (touched on the loop only)
-        self._waiting: dict[str, asyncio.Future[None]] = {}
         self._closed = False
         #: nothing more is sent (Ctrl-C, the controller's stop): set by halt() and close()
         self._halted = False
@@ -142,38 +143,38 @@ class Engine:
         self._simulator = (_started("the simulated user", make_simulator)
                            if make_simulator is not None else None)
 
-    async def _room(self, key: str) -> None:
-        """Wait until the look-ahead has room for ``key`` (or pytest waits for it)."""
-        if self._admitted - self._handed < self.ahead_limit and not self._waiting:
-            self._admitted += 1
-            return
-        waiter = self._waiting[key] = self._loop.create_future()
-        try:
-            await waiter  # _grant counted it
-        finally:
-            self._waiting.pop(key, None)
-
-    def _grant(self, key: str) -> None:
-        waiter = self._waiting.pop(key, None)
-        if waiter is not None and not waiter.done():
-            self._admitted += 1
-            waiter.set_result(None)
-
-    def _wake(self, wanted: str | None = None) -> None:
-        """On the loop: start what waits for room, the item pytest waits for first."""
+    def _fill(self, wanted: str | None = None) -> None:
+        """On the loop: start submitted items in their order while the look-ahead has room;
+        ``wanted``, the item pytest waits for, first and whatever the room."""
         if wanted is not None:
-            self._grant(wanted)
-        while self._waiting and self._admitted - self._handed < self.ahead_limit:
-            self._grant(next(iter(self._waiting)))
+            self._begin(wanted)
+        while self._admitted - self._handed < self.ahead_limit:
+            with self._lock:
+                while self._queue and self._queue[0] not in self._pending:
+                    self._queue.popleft()  # started out of turn
+                if not self._queue:
+                    return
+                key = self._queue.popleft()
+            self._begin(key)
+
+    def _begin(self, key: str) -> None:
+        with self._lock:
+            if self._closed:  # closing: a task made now might never run (nor its coroutine)
+                return
+            work = self._pending.pop(key, None)
+            fut = self._futures.get(key)
+        if work is None or fut is None or fut.done():  # started, or cancelled meanwhile
+            return
+        self._admitted += 1
+        task = self._loop.create_task(self._run(key, *work))
+        _chain(task, fut, self._loop)
 
     async def _run(self, key: str, plan: ItemPlan, trial: int) -> ItemResult:
         assert self._sem is not None and self._adapter is not None
-        await self._room(key)
         async with self._sem:
             if self._halted:  # halted or closing while this item queued: send nothing more
                 raise asyncio.CancelledError
             self._started[key] = time.monotonic()
-            self._unstarted.pop(key, None)
             if self._link is not None:
                 refusal = self._link.refusal(key)
                 if refusal is not None:  # a crashed worker's leftover it had (or may have) sent
@@ -187,26 +188,36 @@ class Engine:
 
     def submit(self, key: str, plan: ItemPlan,
                trial: int = 0) -> concurrent.futures.Future[ItemResult]:
-        """Start ``plan`` unless it was started and its result not handed out yet."""
+        """Submit ``plan`` unless it was submitted and its result not handed out yet; it
+        starts when the look-ahead has room (at once when pytest waits for it)."""
+        fut, new = self._submit(key, plan, trial)
+        if new:
+            self._loop.call_soon_threadsafe(self._fill)
+        return fut
+
+    def _submit(self, key: str, plan: ItemPlan,
+                trial: int) -> tuple[concurrent.futures.Future[ItemResult], bool]:
         with self._lock:
             fut = self._futures.get(key)
-            if fut is None:
-                if self._closed:
-                    raise RuntimeError("the engine is closed")
-                if not self._thread.is_alive():
-                    fut = concurrent.futures.Future()
-                    fut.set_result(self._stopped(plan))
-                else:
-                    coro = self._unstarted[key] = self._run(key, plan, trial)
-                    fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
-                self._futures[key] = fut
-            return fut
+            if fut is not None:
+                return fut, False
+            if self._closed:
+                raise RuntimeError("the engine is closed")
+            fut = self._futures[key] = concurrent.futures.Future()
+            if not self._thread.is_alive():
+                fut.set_result(self._stopped(plan))
+                return fut, False
+            self._pending[key] = (plan, trial)
+            self._queue.append(key)
+            return fut, True
 
     def submit_many(self, work: Iterable[tuple[str, ItemPlan, int]]) -> int:
-        n = 0
+        n = new = 0
         for key, plan, trial in work:
-            self.submit(key, plan, trial)
+            new += self._submit(key, plan, trial)[1]
             n += 1
+        if new and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._fill)
         return n
 
     def result(self, key: str, plan: ItemPlan, trial: int = 0) -> ItemResult:
@@ -226,15 +237,15 @@ class Engine:
                 self._started.pop(key, None)
             if fut is not None:
                 self._handed += 1
-                if self._waiting and self._thread.is_alive():  # the engine waits for room
-                    self._loop.call_soon_threadsafe(self._wake)
+                if self._pending and self._thread.is_alive():  # room for one more
+                    self._loop.call_soon_threadsafe(self._fill)
 
     def _wait(self, key: str, plan: ItemPlan, trial: int) -> ItemResult:
         fut = self.submit(key, plan, trial)
         budget = self.budget.of(plan)
         while True:
-            if key in self._waiting and self._thread.is_alive():  # pytest waits for it
-                self._loop.call_soon_threadsafe(self._wake, key)
+            if key in self._pending and self._thread.is_alive():  # pytest waits for it
+                self._loop.call_soon_threadsafe(self._fill, key)
             try:
                 return fut.result(timeout=_POLL_S)
             except concurrent.futures.TimeoutError:
@@ -297,8 +308,42 @@ class Engine:
                 pass
             self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
+        with self._lock:
+            self._pending.clear()  # never started: nothing of them exists on the loop
+            self._queue.clear()
         if not self._loop.is_running():
-            for coro in self._unstarted.values():  # never started: nothing to await or warn
-                coro.close()
-            self._unstarted.clear()
+            import inspect
+
+            for task in asyncio.all_tasks(self._loop):  # the loop died before stepping these
+                coro = task.get_coro()
+                if inspect.iscoroutine(coro) and \
+                        inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:
+                    coro.close()  # nothing to await or warn about
             self._loop.close()
+
+
+def _chain(task: asyncio.Task[ItemResult], fut: concurrent.futures.Future[ItemResult],
+           loop: asyncio.AbstractEventLoop) -> None:
+    """``fut`` (pytest's side) follows ``task`` (the loop's), and cancelling ``fut`` cancels
+    ``task``: what ``asyncio.run_coroutine_threadsafe`` does, for a task started later."""
+
+    def done(t: asyncio.Task[ItemResult]) -> None:
+        if t.cancelled():
+            fut.cancel()
+        if not fut.set_running_or_notify_cancel():
+            return
+        exc = t.exception()
+        if exc is not None:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(t.result())
+
+    def cancelled(f: concurrent.futures.Future[ItemResult]) -> None:
+        if f.cancelled():
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # the loop is closed: the task is gone with it
+                pass
+
+    task.add_done_callback(done)
+    fut.add_done_callback(cancelled)
