@@ -236,7 +236,7 @@ class Recorder:
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         from ._gc import paused
 
-        with paused():  # 10,000 results validated, their metrics: no cycle among them
+        with paused():  # the metrics, the record and the report: no cycle among them
             self._finish_run(session, exitstatus)
 
     def _finish_run(self, session: pytest.Session, exitstatus: int) -> None:

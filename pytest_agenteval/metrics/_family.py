@@ -50,9 +50,7 @@ __all__ = [
     "RunData",
     "RunMetrics",
     "Wilson",
-    "evaluated",
     "number",
-    "pass_rate",
     "pass_rate_of",
     "pct",
     "rate",
@@ -110,17 +108,9 @@ def rate(members: Iterable[tuple[str, float]]) -> Rate:
     return Rate(**rate_by_case(members))
 
 
-def evaluated(items: Iterable[ItemResult]) -> list[ItemResult]:
-    return [i for i in items if i.status != "error"]
-
-
-def pass_rate(items: Sequence[ItemResult]) -> PassRate:
-    """``passed / evaluated`` with its interval, plus the item and error counts."""
-    return pass_rate_of([(i.id, i.status) for i in items])
-
-
 def pass_rate_of(members: Sequence[tuple[str, str]]) -> PassRate:
-    """:func:`pass_rate` over ``(item id, status)`` pairs (what a folder keeps of an item)."""
+    """``passed / evaluated`` over ``(item id, status)`` pairs (what a folder keeps of an
+    item) with its interval, plus the item and error counts."""
     ok = [(cid, status) for cid, status in members if status != "error"]
     return PassRate(items=len(members), errors=len(members) - len(ok),
                     **rate_by_case((cid, float(status == "passed")) for cid, status in ok))

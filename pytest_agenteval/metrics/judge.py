@@ -13,8 +13,8 @@ from ..model.results import ItemResult, JudgeResult
 from ._family import Family, Folder, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
 from .summary import percentile
 
-__all__ = ["JudgeFamily", "JudgeModel", "KnowledgeFamily", "Verdict", "judged_turns",
-           "review_entries", "review_queue", "scores_by_dimension", "verdicts"]
+__all__ = ["JudgeFamily", "JudgeModel", "KnowledgeFamily", "Verdict", "review_entries",
+           "review_queue", "scores_by_dimension", "verdicts"]
 
 JUDGED = ("passed", "review", "failed")
 
@@ -38,10 +38,6 @@ def _owed(item: ItemResult, verdict: JudgeResult, status: str) -> bool:
     if verdict.judged:
         return True
     return status != "error" and item.judge_enabled and verdict.expected
-
-
-def judged_turns(items: Iterable[ItemResult]) -> list[Unit]:
-    return [((i.id, t.index), t.judge) for i in items for t in i.turns if t.judge.judged]
 
 
 def verdicts(item: ItemResult) -> list[Unit]:

@@ -10,7 +10,7 @@ from ..model.results import ItemResult
 from ._family import Family, Folder, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
 
 __all__ = ["OUTCOMES", "OutcomeClassesFamily", "ScopeFamily", "SuccessFamily", "SuccessModel",
-           "Unit", "outcome_units", "success_of", "success_of_units"]
+           "Unit", "success_of_units"]
 
 OUTCOMES = ("ANSWERABLE", "HANDOFF_REQUIRED", "OUT_OF_SCOPE", "CONTROL")
 LEVEL_CREDIT = {"success": 1.0, "partial": 0.5, "failure": 0.0}
@@ -46,11 +46,6 @@ class Unit:
 _TURN_LEVEL = {"passed": "success", "review": "partial", "failed": "failure"}
 
 
-def success_of(items: Sequence[ItemResult]) -> SuccessModel:
-    """Task success over ``task.success_level`` (SPEC 6); see :func:`success_of_units`."""
-    return success_of_units([Unit.of_item(i) for i in items])
-
-
 def success_of_units(units: Sequence[Unit]) -> SuccessModel:
     """Task success (SPEC 6).
 
@@ -75,17 +70,10 @@ def success_of_units(units: Sequence[Unit]) -> SuccessModel:
     )
 
 
-def outcome_units(run: RunData) -> dict[str, list[Unit]]:
-    """Per outcome class: each case that declares it, and each scenario turn that does (its
-    level follows the turn's verdict: passed → success, review → partial, failed → failure)."""
-    fold = _OutcomeUnits()
-    for item in run.items:
-        fold.add(item)
-    return fold.per
-
-
 class _OutcomeUnits:
-    """:func:`outcome_units`, one item at a time."""
+    """Per outcome class, one item at a time: each case that declares it, and each scenario
+    turn that does (its level follows the turn's verdict: passed → success, review →
+    partial, failed → failure)."""
 
     def __init__(self) -> None:
         self.per: dict[str, list[Unit]] = {o: [] for o in OUTCOMES}
@@ -141,7 +129,7 @@ class OutcomeClassesModel(MetricModel):
 
 class OutcomeClassesFamily(Family[OutcomeClassesModel]):
     """:func:`success_of_units` per expected outcome class (ANSWERABLE … CONTROL), over the
-    cases and the scenario turns that declare one (:func:`outcome_units`).
+    cases and the scenario turns that declare one (:class:`_OutcomeUnits`).
 
     ``unclassified`` counts the cases without an outcome and the scenarios none of whose
     turns declares one.
@@ -183,7 +171,7 @@ class ScopeModel(MetricModel):
 
 class ScopeFamily(Family[ScopeModel]):
     """Answer or decline: ANSWERABLE against OUT_OF_SCOPE units only (cases, and scenario
-    turns that declare the outcome: :func:`outcome_units`).
+    turns that declare the outcome: :class:`_OutcomeUnits`).
 
     With A = evaluated ANSWERABLE units, A✓ those correct (not failed),
     O = evaluated OUT_OF_SCOPE units, O✓ those correct (declined) and

@@ -130,7 +130,7 @@ def _write_document(out: BinaryIO, document: dict[str, Any], cases: Iterable[byt
     one per line."""
     out.write(b"{")
     for i, (key, value) in enumerate(document.items()):
-        out.write(("," if i else "").encode() + f"\n  {json.dumps(key)}: ".encode())
+        out.write(f"{',' if i else ''}\n  {json.dumps(key)}: ".encode())
         if key == "cases":
             out.write(b"[")
             first = True
@@ -212,8 +212,6 @@ class RunRecorder:
         wanted = set(starts)
         if not wanted or self.run_dir is None:
             return
-        if self._lines is not None:
-            self._lines.flush()
         with (self.run_dir / "results.jsonl").open("rb") as f:
             at = 0
             for line in f:
