@@ -62,15 +62,15 @@ def preflight(project: Project, nodeids: Sequence[str] = ()) -> None:
 
 
 def _client_importable() -> None:
-    """The judge's and the simulator's client (the ``openai`` package) can be imported: a
+    """The judge's and the simulator's client (the ``aiohttp`` package) can be imported: a
     broken installation is one usage error, not an ERROR blamed on each item."""
     try:
-        import openai  # noqa: F401
+        import aiohttp  # noqa: F401
     except Exception as exc:
         raise pytest.UsageError(
-            f"agenteval: the judge cannot be called: the openai package cannot be imported "
+            f"agenteval: the judge cannot be called: the aiohttp package cannot be imported "
             f"({type(exc).__name__}: {exc}); reinstall it (pip install --force-reinstall "
-            "openai) or remove judge: and simulator: from agenteval.yaml") from None
+            "aiohttp) or remove judge: and simulator: from agenteval.yaml") from None
 
 
 def _whom(errors: Sequence[SourceError]) -> str:

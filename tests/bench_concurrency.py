@@ -29,7 +29,7 @@ prints only judge rows, each followed by ``judge calls: N (expected N)``
 
 * ``bare client + judge`` — the floor: per case, within a semaphore of
   ``concurrency``, the agent call as above then one judge call through
-  ``openai.AsyncOpenAI`` (no retries) that sends the very request the plugin
+  aiohttp (as the plugin's own client) that sends the very request the plugin
   sent for a case (recorded in a first plugin run, printed as the warm-up row),
   so the judge server does the same work for both;
 * ``no xdist`` and ``-n W`` — the plugin, each turn judged as soon as it is answered.
@@ -162,38 +162,31 @@ def bare_client(agent: TimedAgent, cases: int, concurrency: int) -> dict[str, fl
             "max_in_flight": agent.max_in_flight}
 
 
-#: the chat-completion parameters the SDK takes by name; any other key of a recorded body
-#: (a provider's own, such as ``thinking``) goes in ``extra_body``
-_SDK_KEYS = frozenset({"model", "messages", "response_format", "temperature", "max_tokens",
-                       "seed", "top_p"})
-
-
 def bare_client_judge(agent: TimedAgent, judge: JudgeServer, cases: int, concurrency: int,
                       bodies: list[dict[str, object]]) -> dict[str, float]:
     """The judge's floor: per case the agent call, then the very judge request the plugin
     sent for that case (``bodies``: the same prompt, schema and parameters, so the judge
-    server does the same work) through the OpenAI SDK, both inside one slot of
-    ``concurrency``; no pytest at all."""
+    server does the same work) POSTed to ``/chat/completions``, both through aiohttp
+    inside one slot of ``concurrency``; no pytest at all."""
     import asyncio
+    import json
 
     import aiohttp
-    import openai
 
     async def go() -> None:
         sem = asyncio.Semaphore(concurrency)
-        client = openai.AsyncOpenAI(base_url=judge.base_url, api_key="x", max_retries=0)
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as s:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
             async def one(i: int) -> None:
                 body = bodies[i % len(bodies)]
-                named = {k: v for k, v in body.items() if k in _SDK_KEYS}
-                extra = {k: v for k, v in body.items() if k not in _SDK_KEYS}
                 async with sem:
                     async with s.post(agent.url, json={"input": f"你好{i}", "case_id": str(i),
                                                        "turn_index": 0}) as r:
                         await r.read()
-                    await client.chat.completions.create(**named, extra_body=extra or None)
+                    async with s.post(f"{judge.base_url}/chat/completions",
+                                      data=json.dumps(body, ensure_ascii=False).encode(),
+                                      headers={"Content-Type": "application/json"}) as r:
+                        json.loads(await r.read())
             await asyncio.gather(*(one(i) for i in range(cases)))
-        await client.close()
 
     agent.reset()
     reset_judge(judge)

@@ -1,4 +1,4 @@
-"""A scripted OpenAI-compatible judge on loopback, driven by the real ``openai`` client.
+"""A scripted OpenAI-compatible judge on loopback, driven by the judge's real client.
 
 By default it is an honest judge: it reads the fenced data of the user
 message (``<<<DATA nonce>>> … <<<END nonce>>>``) and scores the reply with a
@@ -121,7 +121,8 @@ class _Handler(JsonHandler):
         body = self.read_json()
         with owner.lock:
             owner.requests.append({"path": self.path, "body": body,
-                                   "auth": self.headers.get("Authorization")})
+                                   "auth": self.headers.get("Authorization"),
+                                   "headers": dict(self.headers)})
             step = owner.take_step(body)
         if self.path.endswith("/embeddings"):
             return self.send_json(200, owner.embeddings(body))

@@ -1,4 +1,4 @@
-"""L3: the structured judge, through the real ``openai`` client against a local judge server.
+"""L3: the structured judge, through its real client against a local judge server.
 
 Every test talks HTTP to :class:`judge_server.JudgeServer` on loopback: no patched
 client. The unit half drives :class:`pytest_agenteval.judge.Judge` directly; the
@@ -29,7 +29,8 @@ VIEW = TurnView(input="这车多少钱", reply="标价8.98万，具体优惠店�
 
 
 def _judge(server: JudgeServer, cache: JudgeCache | None = None, **cfg: Any) -> Judge:
-    config = JudgeConfig(model="judge-m", base_url=server.base_url, cache=None, **cfg)
+    config = JudgeConfig(**{"model": "judge-m", "base_url": server.base_url, "cache": None,
+                            **cfg})
     return Judge(config, default_rubric(), Taxonomy(), cache, "test-key")
 
 
@@ -230,6 +231,113 @@ def test_the_thinking_switch_of_a_known_provider_is_sent() -> None:
     assert thinking_off("https://dashscope.aliyuncs.com/compatible-mode/v1") == {
         "enable_thinking": False}
     assert thinking_off("http://127.0.0.1:8000/v1") == {}
+
+
+# -- the transport: what the OpenAI SDK did, done without it ---------------------------------
+
+
+def test_a_null_base_url_is_openai_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    with JudgeServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_ORG_ID", "org-7")
+
+        async def go() -> Any:
+            config = JudgeConfig(model="judge-m", base_url=None, cache=None)
+            judge = Judge(config, default_rubric(), Taxonomy(), None, "test-key")
+            try:
+                return await judge.turn(VIEW, TurnContext())
+            finally:
+                await judge.aclose()
+
+        result = asyncio.run(go())
+    assert result.status == "passed" and len(server.chat_calls) == 1
+    assert server.chat_calls[0]["headers"]["OpenAI-Organization"] == "org-7"
+
+
+def test_an_error_reason_is_the_providers_error_object_without_the_key() -> None:
+    key = "sk-test-0123456789abcdef"
+    with JudgeServer() as server:
+        server.push(Step(401, {"error": {"message": f"Incorrect API key provided: {key}",
+                                         "code": "invalid_api_key"}}))
+
+        async def go() -> Any:
+            config = JudgeConfig(model="judge-m", base_url=server.base_url, cache=None)
+            judge = Judge(config, default_rubric(), Taxonomy(), None, key)
+            try:
+                return await judge.turn(VIEW, TurnContext())
+            finally:
+                await judge.aclose()
+
+        result = asyncio.run(go())
+    assert result.status == "not_evaluated" and result.reason_code == "http_error"
+    assert 'HTTP 401: {"message": "Incorrect API key provided: ***"' in result.reason
+    assert key not in result.reason and server.chat_calls[0]["auth"] == f"Bearer {key}"
+
+
+def test_a_reply_whose_content_is_a_list_of_parts_is_read() -> None:
+    content = json.dumps(verdict_json(DIMS, 4))
+    parts = [{"type": "text", "text": content[:10]}, {"type": "text", "text": content[10:]}]
+    with JudgeServer() as server:
+        server.push(Step(body={"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": parts}}]}))
+        result = _run(server)
+    assert result.status == "passed" and result.calls == 1
+    assert set(result.scores.values()) == {4}
+
+
+@pytest.mark.parametrize("body", ["<html>gateway</html>", [1, 2], {"id": "x"}])
+def test_a_2xx_that_is_no_completion_is_an_http_error_asked_once(body: Any) -> None:
+    with JudgeServer() as server:
+        server.push(Step(body=body))
+        result = _run(server)
+    assert result.status == "not_evaluated" and result.reason_code == "http_error"
+    assert result.calls == 1 and len(server.chat_calls) == 1
+    assert ("is not a JSON object" in result.reason) != isinstance(body, dict)
+
+
+def test_an_unreachable_judge_is_retried_then_an_http_error() -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = JudgeConfig(model="judge-m", base_url=f"http://127.0.0.1:{port}/v1", cache=None,
+                         max_attempts=2)
+
+    async def go() -> Any:
+        judge = Judge(config, default_rubric(), Taxonomy(), None, "k")
+        try:
+            return await judge.turn(VIEW, TurnContext())
+        finally:
+            await judge.aclose()
+
+    result = asyncio.run(go())
+    assert result.status == "not_evaluated" and result.reason_code == "http_error"
+    assert result.calls == 2 and "cannot reach the judge: ClientConnectorError" in result.reason
+    assert "gave up after 2 attempt(s)" in result.reason
+
+
+def test_a_proxy_is_used_for_a_remote_judge_never_for_a_loopback_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``HTTP_PROXY`` carries the calls to a remote endpoint (the judge server plays the
+    proxy: it is sent the absolute URL); a loopback endpoint is called directly even when
+    the proxy is dead."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with JudgeServer() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url.rsplit("/", 1)[0])
+        remote = _run(proxy, base_url="http://judge.invalid/v1")
+    assert remote.status == "passed"
+    assert proxy.chat_calls[0]["path"] == "http://judge.invalid/v1/chat/completions"
+    with JudgeServer() as server:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{dead}")
+        local = _run(server)
+    assert local.status == "passed" and server.chat_calls[0]["path"] == "/v1/chat/completions"
 
 
 # -- prompt safety ---------------------------------------------------------------------------

@@ -1,13 +1,14 @@
-"""The judge's client: ``openai.AsyncOpenAI`` with the behaviour an evaluation run needs.
+"""The judge's client: an OpenAI-compatible endpoint with the behaviour an evaluation run
+needs, over :mod:`.http` (aiohttp; the OpenAI SDK costs 7 ms of CPU a call).
 
-- **Budget.** Every call has a wall-clock budget (``asyncio.timeout``): httpx's
-  timeouts are per operation, so a provider that keeps the connection alive
-  with blank lines would otherwise stretch one call past ten minutes.
+- **Budget.** Every call has a wall-clock budget (``asyncio.timeout``): per-operation
+  timeouts would let a provider that keeps the connection alive with blank lines
+  stretch one call past ten minutes.
 - **Concurrency** of its own (``judge.concurrency``), apart from the agent's.
 - **Retries** on 429, 5xx, 408/409 and connection errors, honouring
   ``Retry-After``/``retry-after-ms``/``X-RateLimit-Reset``, for up to
-  ``retry_budget_s`` and ``max_attempts``. The SDK's own retries are off: its
-  back-off stops at 8 s, too short for per-minute quotas.
+  ``retry_budget_s`` and ``max_attempts`` (the OpenAI SDK's back-off stops at 8 s, too
+  short for per-minute quotas).
 - **Moderation** (DashScope's ``data_inspection_failed``, Zhipu's
   ``finish_reason: sensitive``, ``content_filter``) is ``moderated``, never retried.
 - **Output ladder.** ``json_schema`` (strict, flat schema), else ``json_object``
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import random
 import re
 import time
@@ -34,11 +34,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from urllib.parse import urlsplit
 
+from .http import BadReply, Endpoint, StatusError, Unreachable
 from .rubric import ContractError, extract_json
 
 if TYPE_CHECKING:
-    import openai
-
     from ..model.config import JudgeConfig
     from .cache import JudgeCache
 
@@ -106,12 +105,9 @@ class JudgeClient:
     """One per judge endpoint and process; every method runs on the engine's loop."""
 
     def __init__(self, cfg: JudgeConfig, api_key: str, cache: JudgeCache | None = None) -> None:
-        import openai
-
         self.cfg = cfg
         self.endpoint = f"{cfg.base_url or 'https://api.openai.com/v1'}|{cfg.model}"
-        self._openai = openai.AsyncOpenAI(
-            api_key=api_key, base_url=cfg.base_url, max_retries=0, timeout=cfg.timeout_s)
+        self.http = Endpoint(cfg.base_url, api_key)
         self._sem = asyncio.Semaphore(cfg.concurrency)
         self._cache = cache
         self._temperature: float | None = cfg.temperature
@@ -125,13 +121,8 @@ class JudgeClient:
         self._probe = asyncio.Lock()
         self._ignored = 0  # 2xx replies in a row that ignored the schema (json_schema rung)
 
-    @property
-    def sdk(self) -> openai.AsyncOpenAI:
-        """The SDK client (for the embeddings and moderation endpoints)."""
-        return self._openai
-
     async def aclose(self) -> None:
-        await self._openai.close()
+        await self.http.aclose()
 
     # -- one ask: calls, re-asks ------------------------------------------------------------
 
@@ -233,39 +224,40 @@ class JudgeClient:
 
     async def _once(self, messages: list[dict[str, str]], schema: dict[str, Any],
                     name: str) -> str:
-        import openai
-
-        kwargs: dict[str, Any] = {"model": self.cfg.model, "messages": messages,
-                                  "max_tokens": self.cfg.max_tokens}
+        body: dict[str, Any] = {"model": self.cfg.model, "messages": messages,
+                                "max_tokens": self.cfg.max_tokens}
         if self._temperature is not None:
-            kwargs["temperature"] = self._temperature
+            body["temperature"] = self._temperature
         mode = self.mode
         if mode == "json_schema":
-            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+            body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": name, "schema": schema, "strict": True}}
         elif mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
+            body["response_format"] = {"type": "json_object"}
         if self._extra:
-            kwargs["extra_body"] = self._extra
+            body.update(self._extra)
         try:
-            resp = await self._openai.chat.completions.create(**kwargs)
-        except openai.APIStatusError as exc:
+            resp = await self.http.post("/chat/completions", body)
+        except StatusError as exc:
             raise self._status_error(exc, mode) from None
-        except openai.APIConnectionError as exc:  # APITimeoutError too (httpx's own timeouts)
+        except Unreachable as exc:
             raise _Retry("http_error", f"cannot reach the judge: {exc}", None) from None
-        choices = getattr(resp, "choices", None) or []
-        if not choices:
+        except BadReply as exc:
+            raise _Fail(Failure("http_error", str(exc))) from None
+        choices = resp.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(choice, dict):
             raise _Fail(Failure("http_error", "the judge's reply has no choices"))
-        choice = choices[0]
-        if str(choice.finish_reason) in ("sensitive", "content_filter"):
+        finish = choice.get("finish_reason")
+        if str(finish) in ("sensitive", "content_filter"):
             raise _Fail(Failure("moderated", f"the judge's provider moderated the request "
-                                f"(finish_reason {choice.finish_reason})"))
-        content = choice.message.content if choice.message is not None else None
-        return content or ""
+                                f"(finish_reason {finish})"))
+        message = choice.get("message")
+        return _content(message.get("content") if isinstance(message, dict) else None)
 
-    def _status_error(self, exc: openai.APIStatusError, mode: Mode) -> Exception:
+    def _status_error(self, exc: StatusError, mode: Mode) -> Exception:
         code = exc.status_code
-        body = _body_text(exc)
+        body = exc.body
         if code in (400, 403, 422, 451) and _MODERATED.search(body):
             return _Fail(Failure("moderated", f"the judge's provider refused the content "
                                  f"(HTTP {code}: {body[:200]})"))
@@ -278,14 +270,23 @@ class JudgeClient:
             return _StepDown()
         if code == 429:
             return _Retry("rate_limited", f"HTTP 429 rate limited: {body[:200]}",
-                          _retry_after(exc.response))
+                          _retry_after(exc))
         if code >= 500 or code in _RETRY_STATUS:
-            return _Retry("http_error", f"HTTP {code}: {body[:200]}",
-                          _retry_after(exc.response))
+            return _Retry("http_error", f"HTTP {code}: {body[:200]}", _retry_after(exc))
         hint = ""
         if code in (400, 422) and not self.auto and _FORMAT_REFUSED.search(body):
             hint = " (the endpoint refuses this output mode: set judge.output_mode: auto)"
         return _Fail(Failure("http_error", f"HTTP {code}: {body[:300]}{hint}"))
+
+
+def _content(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of parts; else empty."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content
+                       if isinstance(p, dict) and p.get("type", "text") == "text")
+    return ""
 
 
 class _StepDown(Exception):
@@ -302,24 +303,15 @@ def _cut(text: str, n: int = 300) -> str:
     return text if len(text) <= n else text[:n] + " …"
 
 
-def _body_text(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if body is None:
-        try:
-            return str(exc.response.text)
-        except Exception:
-            return str(exc)
-    return body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
-
-
 def _backoff(attempt: int) -> float:
     """1, 2, 4, 8, 16, 30, 30 … s with ×0.75–1 jitter (per-minute quotas clear in a minute)."""
     return min(30.0, 2.0 ** (attempt - 1)) * random.uniform(0.75, 1.0)
 
 
 def _retry_after(response: Any) -> float | None:
-    """Seconds to wait, from ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date)
-    or ``x-ratelimit-reset`` (seconds, an epoch time, or ``1m30s``); ``None`` if absent."""
+    """Seconds to wait, from the ``headers`` of ``response`` (a reply or a
+    :class:`StatusError`): ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date) or
+    ``x-ratelimit-reset`` (seconds, an epoch time, or ``1m30s``); ``None`` if absent."""
     headers = getattr(response, "headers", None)
     if headers is None:
         return None

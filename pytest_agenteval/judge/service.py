@@ -344,8 +344,6 @@ class Judge:
 
     async def embed(self, texts: Sequence[str]) -> Judgement[list[list[float]]]:
         """Embeddings of ``texts`` from ``judge.embedding_model`` (cached)."""
-        import openai
-
         model = self.cfg.embedding_model
         if not model:
             return Judgement(Failure("http_error", "judge.embedding_model is not set"), 0, 0.0)
@@ -354,35 +352,58 @@ class Judge:
             hit = self.cache.get(key)
             if hit is not None:
                 return Judgement(hit, 0, 0.0, cached=True)
+        got = await self._post("embeddings", {"model": model, "input": list(texts)})
+        if isinstance(got, Failure):
+            return Judgement(got, 1, 0.0)
         try:
-            resp = await self.client.sdk.embeddings.create(model=model, input=list(texts),
-                                                              timeout=self.cfg.timeout_s)
-        except openai.APIError as exc:
-            return Judgement(Failure("http_error", f"embeddings: {exc}"), 1, 0.0)
-        vectors = [list(d.embedding) for d in sorted(resp.data, key=lambda d: d.index)]
+            rows = sorted(got["data"], key=lambda d: d["index"])
+            vectors = [[float(x) for x in d["embedding"]] for d in rows]
+        except (KeyError, TypeError, ValueError):
+            return Judgement(Failure("http_error", "embeddings: the reply has no data[] of "
+                                     "{index, embedding}"), 1, 0.0)
+        if len(vectors) != len(texts):
+            return Judgement(Failure("http_error", f"embeddings: {len(vectors)} vector(s) "
+                                     f"for {len(texts)} text(s)"), 1, 0.0)
         if self.cache is not None:
             self.cache.put(key, vectors)
         return Judgement(vectors, 1, 0.0)
 
     async def moderate(self, text: str) -> Judgement[list[str]]:
-        """The categories a moderation endpoint flags in ``text`` (cached)."""
-        import openai
-
+        """The categories a moderation endpoint flags in ``text`` (cached), by the names the
+        endpoint gives them (``harassment/threatening``)."""
         model = self.cfg.moderation_model
         key = cache_key("moderate", model, self.cfg.base_url, text)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 return Judgement(hit, 0, 0.0, cached=True)
-        try:
-            kwargs: dict[str, Any] = {"input": text, "timeout": self.cfg.timeout_s}
-            if model:
-                kwargs["model"] = model
-            resp = await self.client.sdk.moderations.create(**kwargs)
-        except openai.APIError as exc:
-            return Judgement(Failure("http_error", f"moderation: {exc}"), 1, 0.0)
-        flagged = sorted({name for res in resp.results
-                          for name, on in res.categories.model_dump().items() if on})
+        got = await self._post("moderations", {"input": text, **({"model": model} if model
+                                                                 else {})})
+        if isinstance(got, Failure):
+            return Judgement(got, 1, 0.0)
+        results = got.get("results")
+        if not isinstance(results, list) or not all(
+                isinstance(res, dict) and isinstance(res.get("categories"), dict)
+                for res in results):
+            return Judgement(Failure("http_error", "moderation: the reply has no results[] "
+                                     "of {categories}"), 1, 0.0)
+        flagged = sorted({str(name) for res in results
+                          for name, on in res["categories"].items() if on is True})
         if self.cache is not None:
             self.cache.put(key, flagged)
         return Judgement(flagged, 1, 0.0)
+
+    async def _post(self, route: str, body: dict[str, Any]) -> dict[str, Any] | Failure:
+        """One call to ``/embeddings`` or ``/moderations`` within ``judge.timeout_s``."""
+        import asyncio
+
+        from .http import BadReply, StatusError, Unreachable
+
+        name = "moderation" if route == "moderations" else route
+        try:
+            async with asyncio.timeout(self.cfg.timeout_s):
+                return await self.client.http.post(f"/{route}", body)
+        except TimeoutError:
+            return Failure("timeout", f"{name}: no reply within {self.cfg.timeout_s:g} s")
+        except (StatusError, Unreachable, BadReply) as exc:
+            return Failure("http_error", f"{name}: {str(exc)[:300]}")

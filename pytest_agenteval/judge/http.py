@@ -1,0 +1,150 @@
+"""The judge endpoint's HTTP: JSON over one ``aiohttp`` session, no SDK in the way.
+
+An OpenAI-compatible endpoint is three JSON routes (``/chat/completions``,
+``/embeddings``, ``/moderations``), and the judge needs none of what the OpenAI SDK
+adds on top: its retries are off (the client's own honour per-minute quotas), its
+typed responses are parsed again by the rubric, and it costs about 7 ms of CPU a call
+against aiohttp's 0.4 ms, on the core the engine shares with pytest (measured with
+``tests/perf/bench.py``, docs/performance.md). Importing it costs 0.7 s as well, in
+every process. What the SDK did that users rely on is kept here:
+
+- ``base_url`` ``null`` means ``OPENAI_BASE_URL``, else ``https://api.openai.com/v1``;
+  ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` are sent as its headers are;
+- proxies come from ``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY`` (never for a loopback
+  endpoint), certificates from ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else certifi's;
+- an error's body is the provider's ``error`` object when it sends one.
+
+The key never leaves the ``Authorization`` header: a provider that echoes it in an error
+body has it replaced before the text reaches a reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from .. import __version__
+
+if TYPE_CHECKING:
+    import ssl
+
+    import aiohttp
+
+__all__ = ["BadReply", "Endpoint", "StatusError", "Unreachable", "base_url"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_LOOPBACK = ("localhost", "::1")
+
+
+class StatusError(Exception):
+    """A reply outside 2xx: its status, its error text and its headers (``Retry-After``)."""
+
+    def __init__(self, status: int, body: str, headers: Any) -> None:
+        super().__init__(f"HTTP {status}: {body}")
+        self.status_code, self.body, self.headers = status, body, headers
+
+
+class Unreachable(Exception):
+    """No reply: the connection failed or broke (the words say which)."""
+
+
+class BadReply(Exception):
+    """A 2xx reply that is not a JSON object."""
+
+
+def base_url(configured: str | None) -> str:
+    """The endpoint's base URL, as the OpenAI SDK resolves it."""
+    return (configured or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+
+
+class Endpoint:
+    """One per judge client; its session is made on the engine's loop at the first call."""
+
+    def __init__(self, configured_base_url: str | None, api_key: str) -> None:
+        self.base = base_url(configured_base_url)
+        self._key = api_key
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json",
+                         "User-Agent": f"pytest-agenteval/{__version__}"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        for env, header in (("OPENAI_ORG_ID", "OpenAI-Organization"),
+                            ("OPENAI_PROJECT_ID", "OpenAI-Project")):
+            if os.environ.get(env):
+                self._headers[header] = os.environ[env]
+        self._session: aiohttp.ClientSession | None = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        import aiohttp
+
+        host = urlsplit(self.base).hostname or ""
+        loopback = host in _LOOPBACK or host.startswith("127.")
+        tls: ssl.SSLContext | bool = _tls() if self.base.startswith("https:") else True
+        # no limit of its own: chat calls hold the client's semaphore (judge.concurrency)
+        connector = aiohttp.TCPConnector(limit=0, ssl=tls)
+        self._session = aiohttp.ClientSession(
+            connector=connector, trust_env=not loopback,
+            timeout=aiohttp.ClientTimeout(total=None))  # the caller's asyncio.timeout rules
+        return self._session
+
+    async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST ``body`` to ``base + path``; the reply's JSON object."""
+        import aiohttp
+
+        session = self._session or self._open()
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        try:
+            async with session.post(self.base + path, data=data,
+                                    headers=self._headers) as response:
+                status, headers = response.status, response.headers
+                raw = await response.read()
+        except aiohttp.ClientError as exc:
+            from ..adapters.http import _connection_detail
+
+            raise Unreachable(self._scrub(_connection_detail(exc))) from None
+        if not 200 <= status < 300:
+            raise StatusError(status, self._scrub(_error_text(raw)), headers)
+        try:
+            got = json.loads(raw)
+        except ValueError:  # not UTF-8 or not JSON
+            got = None
+        if not isinstance(got, dict):
+            text = raw[:200].decode("utf-8", errors="replace")
+            raise BadReply(self._scrub(f"the judge's reply (HTTP {status}) is not a JSON "
+                                       f"object: {text!r}"))
+        return got
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._key, "***") if len(self._key) >= 8 else text
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def _error_text(raw: bytes) -> str:
+    """The provider's ``error`` object as JSON text when it sends one, else the body."""
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        got = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(got, dict) and "error" in got:
+        got = got["error"]
+    return got if isinstance(got, str) else json.dumps(got, ensure_ascii=False)
+
+
+def _tls() -> ssl.SSLContext:
+    """``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set (OpenSSL reads them), else certifi's
+    bundle: the certificates the OpenAI SDK (httpx) trusted."""
+    import ssl
+
+    if os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context()
+    try:
+        import certifi
+    except ImportError:
+        return ssl.create_default_context()
+    return ssl.create_default_context(cafile=certifi.where())
