@@ -15,7 +15,7 @@ import hashlib
 import json
 from typing import Any
 
-__all__ = ["fenced", "messages"]
+__all__ = ["contract", "fenced", "messages"]
 
 _DATA_RULES = (
     "The user message holds the material to evaluate: one JSON object between the line "
@@ -37,16 +37,22 @@ def fenced(data: dict[str, Any]) -> tuple[str, str]:
     return nonce, f"<<<DATA {nonce}>>>\n{body}\n<<<END {nonce}>>>"
 
 
+def contract(schema: dict[str, Any], example: dict[str, Any]) -> str:
+    """The output contract of the system message: the schema and an example of its shape."""
+    return _OUTPUT.format(schema=json.dumps(schema, ensure_ascii=False),
+                          example=json.dumps(example, ensure_ascii=False))
+
+
 def messages(instructions: str, data: dict[str, Any], task: str, schema: dict[str, Any],
-             example: dict[str, Any]) -> list[dict[str, str]]:
+             example: dict[str, Any], output: str | None = None) -> list[dict[str, str]]:
     """The system message (instructions, data rules, output contract) and the user message
-    (the task and the fenced data)."""
+    (the task and the fenced data). ``output`` is :func:`contract` of ``schema`` and
+    ``example`` when the caller keeps it (the same for every turn it asks)."""
     nonce, block = fenced(data)
     system = "\n\n".join([
         instructions.strip(),
         _DATA_RULES.format(nonce=nonce),
-        _OUTPUT.format(schema=json.dumps(schema, ensure_ascii=False),
-                       example=json.dumps(example, ensure_ascii=False)),
+        output if output is not None else contract(schema, example),
     ])
     return [{"role": "system", "content": system},
             {"role": "user", "content": f"{task}\n\n{block}"}]

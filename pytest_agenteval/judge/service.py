@@ -152,6 +152,7 @@ class Judge:
         self.taxonomy = taxonomy
         self.cache = cache
         self.client = JudgeClient(cfg, api_key, cache)
+        self._turn_asks: dict[tuple[str, ...], tuple[str, dict[str, Any], str, str]] = {}
 
     @classmethod
     def from_config(cls, cfg: JudgeConfig, rubric: Rubric, taxonomy: Taxonomy,
@@ -176,8 +177,7 @@ class Judge:
     async def turn(self, view: TurnView, ctx: TurnContext) -> r.JudgeResult:
         """Score one reply on ``ctx.dimensions`` in one structured call."""
         dims = ctx.dimensions
-        instructions = "\n\n".join([self.rubric.spec.instructions.strip(),
-                                    "Dimensions:\n" + self.rubric.describe(dims), _SCORE_RULES])
+        instructions, schema, task, output = self._turn_ask(dims)
         data: dict[str, Any] = {
             "knowledge": view.knowledge, "history": view.history,
             "user_input": view.input, "agent_reply": view.reply}
@@ -190,13 +190,24 @@ class Judge:
             data["expected_outcome"] = ctx.outcome
         if ctx.notes:
             data["notes"] = ctx.notes
-        schema = scores_schema(dims)
-        msgs = prompt.messages(instructions, data, _SCORE_TASK.format(dims=", ".join(dims)),
-                               schema, scores_example(dims))
+        msgs = prompt.messages(instructions, data, task, schema, {}, output)
         got = await self.ask("turn", msgs, schema, "judge_verdict",
                              lambda d: parse_scores(d, dims), Scores.to_json, Scores.from_json,
                              ctx.trial)
         return self.result(got)
+
+    def _turn_ask(self, dims: tuple[str, ...]) -> tuple[str, dict[str, Any], str, str]:
+        """What every turn scored on ``dims`` asks alike: its instructions, schema, task and
+        output contract (made once per set of dimensions, not once per turn)."""
+        got = self._turn_asks.get(dims)
+        if got is None:
+            schema = scores_schema(dims)
+            got = self._turn_asks[dims] = (
+                "\n\n".join([self.rubric.spec.instructions.strip(),
+                              "Dimensions:\n" + self.rubric.describe(dims), _SCORE_RULES]),
+                schema, _SCORE_TASK.format(dims=", ".join(dims)),
+                prompt.contract(schema, scores_example(dims)))
+        return got
 
     def result(self, got: Judgement[Scores]) -> r.JudgeResult:
         if isinstance(got.value, Failure):
