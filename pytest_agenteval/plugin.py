@@ -152,6 +152,8 @@ def _activate(config: pytest.Config) -> None:
             _ = project.gates  # decided before any run: a bad gate file is a usage error
     except ConfigError as exc:
         raise pytest.UsageError(f"agenteval: {exc}") from None
+    if role == "worker":
+        _share_plans(config, project)
     for line in _MARKERS:
         config.addinivalue_line("markers", line)
     plugins: list[tuple[object, str]] = []
@@ -183,6 +185,15 @@ def _activate(config: pytest.Config) -> None:
         plugins.append((LintGate(project, role), "agenteval-lint"))
     for plugin, name in plugins:
         config.pluginmanager.register(plugin, name)
+
+
+def _share_plans(config: pytest.Config, project: Any) -> None:
+    """A worker compiles a case file only when no other worker has (see _plans)."""
+    from ._workers import WORKERINPUT_KEY
+
+    folder = config.workerinput.get(WORKERINPUT_KEY)  # type: ignore[attr-defined]
+    if folder and Path(folder).is_dir():  # not on another host
+        project.share_plans(Path(folder))
 
 
 class Dispatch:

@@ -22,6 +22,7 @@ from .yamlio import Location, SourceError, locate
 if TYPE_CHECKING:
     import pytest
 
+    from ._plans import SharedPlans
     from .casefile import LoadedFile
     from .judge.rubric import Rubric
     from .ledger import Ledger
@@ -77,6 +78,8 @@ class Project:
         self.explicit = frozenset(p.resolve() for p in explicit)
         self.repeat = repeat
         self.ids = IdRegistry()
+        #: an xdist worker's compiled case files shared with the other workers (see _plans)
+        self.shared_plans: SharedPlans | None = None
         self._loaded: dict[str, Any] = {}
         self._case_files: dict[str, bool] = {}
 
@@ -251,7 +254,30 @@ class Project:
 
         taxonomy = self.taxonomy  # a broken taxonomy or ledger is this file's error too
         labels = taxonomy.labels if taxonomy.source is not None else None
-        return load_case_file(path, locate(path, self.rootdir), self.ledger, labels)
+        ledger, name = self.ledger, locate(path, self.rootdir)
+        if self.shared_plans is not None:
+            return self.shared_plans.get(path, name,
+                                         lambda: load_case_file(path, name, ledger, labels))
+        return load_case_file(path, name, ledger, labels)
+
+    def share_plans(self, folder: Path) -> None:
+        """Share compiled case files with the run's other xdist workers through ``folder``
+        (the controller's link folder), keyed on what compiling depends on."""
+        from . import __version__
+        from ._plans import SharedPlans, context
+
+        def read(path: Path) -> bytes | None:
+            try:
+                return path.read_bytes()
+            except OSError:
+                return None
+
+        key = context(__version__, str(self.rootdir), read(self.rules_dir / LEDGER_NAME),
+                      read(self.rules_dir / "taxonomy.yaml"))
+        try:
+            self.shared_plans = SharedPlans(folder, key)
+        except OSError:
+            self.shared_plans = None
 
     def load_case_items(self, path: Path) -> LoadedFile:
         """As :meth:`load_case_file`, with the document and each item's model kept."""

@@ -89,3 +89,150 @@ def test_without_xdist_concurrency_is_bounded(pytester, project) -> None:
             f"target: {{adapter: http, url: '{slow.url}', concurrency: 5}}\n")
         pytester.runpytest("cases").assert_outcomes(passed=21, failed=3)
         assert slow.max_in_flight == 5
+
+
+# -- case files compiled once per run, not once per worker -------------------------------------
+
+#: each worker logs the case files it compiles (not those it loads from another worker)
+COUNTING = '''
+import os
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):
+        return
+    from pytest_agenteval import casefile
+
+    compile_file = casefile.load_case_file
+
+    def counted(path, *args, **kwargs):
+        with open(os.path.join(str(config.rootpath), "compiled.log"), "a") as log:
+            log.write(f"{config.workerinput['workerid']} {os.path.basename(path)}\\n")
+        return compile_file(path, *args, **kwargs)
+
+    casefile.load_case_file = counted
+'''
+
+HOUSE_RULE = '''
+import pytest_agenteval as agenteval
+
+
+@agenteval.rule("no_goodbye", params=agenteval.Params)
+def no_goodbye(p, turn):
+    if "再见" in turn.reply:
+        return agenteval.RuleOutcome.failed("said goodbye", "再见")
+    return agenteval.RuleOutcome.passed("no goodbye")
+'''
+
+
+def _compiled(root) -> dict[str, list[str]]:
+    by_file: dict[str, list[str]] = {}
+    for line in (root / "compiled.log").read_text().splitlines():
+        worker, name = line.split()
+        by_file.setdefault(name, []).append(worker)
+    return by_file
+
+
+def test_each_case_file_is_compiled_by_one_worker(project, pytester, agent) -> None:
+    project({"a.yaml": _cases(30, "A"), "b.yaml": _cases(12, "B"), "c.yaml": _cases(5, "C"),
+             "s.yaml": SCENARIOS})
+    serial = pytester.runpytest("cases")
+    serial_verdicts = _verdicts(pytester.path)
+    _clear(pytester.path)
+    agent.requests.clear()
+    pytester.makeconftest(COUNTING)
+    parallel = pytester.runpytest("cases", "-n", "3")
+    compiled = _compiled(pytester.path)
+    assert sorted(compiled) == ["a.yaml", "b.yaml", "c.yaml", "s.yaml"]
+    assert all(len(workers) == 1 for workers in compiled.values()), compiled
+    assert _verdicts(pytester.path) == serial_verdicts
+    assert serial.parseoutcomes() == parallel.parseoutcomes()
+    assert set(agent.sends_per_case().values()) == {1}
+
+
+def test_a_file_with_a_conftest_rule_type_or_an_error_is_compiled_by_every_worker(
+        project, pytester, agent) -> None:
+    """A conftest's function is not pickled by name (it could resolve to another function in
+    another process): each worker compiles such a file itself, as it does a broken one."""
+    project({"a.yaml": _cases(10, "A"),
+             "own.yaml": "cases:\n  - id: OWN-1\n    request: {input: 再见}\n"
+                         "    rules: [{type: no_goodbye}]\n",
+             "bad.yaml": "cases:\n  - id: BAD-1\n    request: {input: 你好}\n    prioritty: P0\n"})
+    pytester.makeconftest(HOUSE_RULE + COUNTING)
+    result = pytester.runpytest("cases", "-n", "2")
+    result.assert_outcomes(passed=9, failed=2, errors=1)  # A-003 and OWN-1; bad.yaml
+    compiled = _compiled(pytester.path)
+    assert compiled["a.yaml"] in (["gw0"], ["gw1"])
+    assert sorted(compiled["own.yaml"]) == ["gw0", "gw1"]
+    assert sorted(compiled["bad.yaml"]) == ["gw0", "gw1"]
+    assert _verdicts(pytester.path)["OWN-1"] == "failed"
+
+
+def _entry(folder, case, suffix: str):
+    """Where :class:`SharedPlans` keeps ``case``'s result (``.pickle``) or claim."""
+    import hashlib
+
+    from pytest_agenteval._plans import context
+
+    key = hashlib.blake2b(context("k") + b"a.yaml\0" + case.read_bytes(),
+                          digest_size=20).hexdigest()
+    return folder / "plans" / f"{key}{suffix}"
+
+
+def test_a_worker_waits_for_a_live_claimer_and_compiles_when_it_is_gone(tmp_path) -> None:
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from pytest_agenteval._plans import SharedPlans, context
+
+    case = tmp_path / "a.yaml"
+    case.write_text("cases: []\n")
+    first = SharedPlans(tmp_path, context("k"))
+    other = SharedPlans(tmp_path, context("k"))
+    calls: list[str] = []
+
+    def slow() -> list[str]:
+        time.sleep(0.3)
+        calls.append("first")
+        return ["compiled"]
+
+    t = threading.Thread(target=lambda: first.get(case, "a.yaml", slow))
+    t.start()
+    time.sleep(0.05)  # the first has claimed it: the other waits, and compiles nothing
+    assert other.get(case, "a.yaml", lambda: calls.append("other") or ["x"]) == ["compiled"]
+    t.join()
+    assert calls == ["first"] and other.counts == {"compiled": 0, "loaded": 1, "alone": 0}
+
+    # a claimer that crashed leaves its claim only: compiled at once, not after the wait
+    case.write_text("cases: []  # changed: another key\n")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    _entry(tmp_path, case, ".claim").write_text(dead)
+    started = time.monotonic()
+    assert other.get(case, "a.yaml", lambda: ["alone"]) == ["alone"]
+    assert time.monotonic() - started < 2 and other.counts["alone"] == 1
+
+    # a result that cannot be read (cut short, another version): compiled, never an error
+    case.write_text("cases: []\n")
+    _entry(tmp_path, case, ".pickle").write_bytes(b"\x80\x05 cut")
+    fresh = SharedPlans(tmp_path, context("k"))
+    assert fresh.get(case, "a.yaml", lambda: ["again"]) == ["again"]
+
+
+def test_what_pickles_by_name_outside_the_plugin_is_not_shared(tmp_path) -> None:
+    from pytest_agenteval._plans import SharedPlans, context
+
+    case = tmp_path / "a.yaml"
+    case.write_text("cases: []\n")
+
+    def foreign() -> None:  # this test module's function: not the plugin's
+        pass
+
+    plans = SharedPlans(tmp_path, context("k"))
+    assert plans.get(case, "a.yaml", lambda: [foreign]) == [foreign]
+    assert plans.counts == {"compiled": 0, "loaded": 0, "alone": 1}
+    again = SharedPlans(tmp_path, context("k"))
+    assert again.get(case, "a.yaml", lambda: ["own"]) == ["own"]  # the failure is marked
+    assert again.counts["alone"] == 1
