@@ -249,7 +249,7 @@ def verdict(scores: Scores,
     spec = rubric.spec
     weak = [d for d, s in scores.scores.items() if s is not None and s < spec.review_below]
     low = [f"{d} {s} < {spec.fail_below}" for d, s in scores.scores.items()
-           if s is not None and d in rubric.critical and s < spec.fail_below]
+           if s is not None and s < spec.fail_below and d in rubric.critical]
     if low:
         return "failed", "critical " + ", ".join(low), weak
     why = [f"{d} {scores.scores[d]} < {spec.review_below}" for d in weak]
