@@ -254,6 +254,15 @@ def test_a_null_base_url_is_openai_base_url(monkeypatch: pytest.MonkeyPatch) -> 
     assert server.chat_calls[0]["headers"]["OpenAI-Organization"] == "org-7"
 
 
+def test_a_known_provider_named_by_openai_base_url_is_known(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_agenteval.judge.client import JudgeClient
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://api.deepseek.com/v1")
+    client = JudgeClient(JudgeConfig(model="deepseek-chat", base_url=None, cache=None), "k")
+    assert client.mode == "json_object" and client._extra == {"thinking": {"type": "disabled"}}
+
+
 def test_an_error_reason_is_the_providers_error_object_without_the_key() -> None:
     key = "sk-test-0123456789abcdef"
     with JudgeServer() as server:

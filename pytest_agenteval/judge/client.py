@@ -106,14 +106,15 @@ class JudgeClient:
 
     def __init__(self, cfg: JudgeConfig, api_key: str, cache: JudgeCache | None = None) -> None:
         self.cfg = cfg
-        self.endpoint = f"{cfg.base_url or 'https://api.openai.com/v1'}|{cfg.model}"
         self.http = Endpoint(cfg.base_url, api_key)
+        base = self.http.base  # base_url, else OPENAI_BASE_URL, else OpenAI's
+        self.endpoint = f"{cfg.base_url or base}|{cfg.model}"
         self._sem = asyncio.Semaphore(cfg.concurrency)
         self._cache = cache
         self._temperature: float | None = cfg.temperature
-        self._extra = {**thinking_off(cfg.base_url), **(cfg.extra_body or {})}
+        self._extra = {**thinking_off(base), **(cfg.extra_body or {})}
         self.auto = cfg.output_mode == "auto"
-        host = urlsplit(cfg.base_url or "").hostname or ""
+        host = urlsplit(base).hostname or ""
         known = None if not self.auto else (cache.mode(self.endpoint) if cache else None)
         self.mode: Mode = (cfg.output_mode if not self.auto  # type: ignore[assignment]
                            else known or _KNOWN_MODES.get(host, "json_schema"))
