@@ -263,6 +263,15 @@ class HeldAgent(FakeAgent):
         super().respond(handler, body)
 
 
+#: ``python -m pytest`` that takes Ctrl-C as a terminal gives it, even when this run
+#: inherited SIGINT ignored (a job that a non-interactive shell started in the background,
+#: ``nohup``): Python keeps a signal that was ignored at start-up ignored
+INTERRUPTIBLE_PYTEST = [
+    sys.executable, "-c",
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'pytest'; runpy.run_module('pytest', run_name='__main__', alter_sys=True)"]
+
+
 def test_ctrl_c_cancels_and_keeps_finished_records(pytester: pytest.Pytester, project) -> None:
     # The agent answers 3 requests, then holds every reply until the test has sent SIGINT:
     # the child cannot finish before the signal, however loaded the machine is.
@@ -271,7 +280,7 @@ def test_ctrl_c_cancels_and_keeps_finished_records(pytester: pytest.Pytester, pr
         project({"a.yaml": "\n".join(rows) + "\n"})
         (pytester.path / "agenteval.yaml").write_text(
             f"target: {{adapter: http, url: '{agent.url}', concurrency: 2}}\n")
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", "cases", "-p", "no:benchmark"],
+        proc = subprocess.Popen([*INTERRUPTIBLE_PYTEST, "cases", "-p", "no:benchmark"],
                                 cwd=pytester.path, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 60
@@ -368,7 +377,7 @@ def test_ctrl_c_under_xdist_stops_the_workers_calls_within_a_second(
         project({"a.yaml": "\n".join(rows) + "\n"})
         (pytester.path / "agenteval.yaml").write_text(
             f"target: {{adapter: http, url: '{agent.url}', concurrency: 8}}\n")
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", "cases", "-n", "2",
+        proc = subprocess.Popen([*INTERRUPTIBLE_PYTEST, "cases", "-n", "2",
                                  "-p", "no:benchmark"], cwd=pytester.path,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 start_new_session=True)
