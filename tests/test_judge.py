@@ -349,6 +349,34 @@ def test_a_proxy_is_used_for_a_remote_judge_never_for_a_loopback_one(
     assert local.status == "passed" and server.chat_calls[0]["path"] == "/v1/chat/completions"
 
 
+TLS = Path(__file__).parent / "data" / "tls"
+
+
+def _over_tls(server: JudgeServer) -> str:
+    """Serve ``server`` over TLS (the loopback test certificate); its https base URL."""
+    import ssl
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(TLS / "loopback-test-only.crt", TLS / "loopback-test-only.key")
+    raw = server._server
+    raw.socket = ctx.wrap_socket(raw.socket, server_side=True)
+    return server.base_url.replace("http://", "https://")
+
+
+def test_an_https_judge_is_verified_against_ssl_cert_file_else_certifi(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    with JudgeServer() as server:
+        url = _over_tls(server)
+        refused = _run(server, base_url=url, max_attempts=1)
+        monkeypatch.setenv("SSL_CERT_FILE", str(TLS / "loopback-test-only.crt"))
+        trusted = _run(server, base_url=url)
+    assert refused.status == "not_evaluated" and refused.reason_code == "http_error"
+    assert "cannot reach the judge" in refused.reason and "ertificate" in refused.reason
+    assert trusted.status == "passed" and len(server.chat_calls) == 1
+
+
 # -- prompt safety ---------------------------------------------------------------------------
 
 
