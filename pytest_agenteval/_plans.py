@@ -109,8 +109,11 @@ class SharedPlans:
         except OSError:
             self.counts["alone"] += 1
             return compile()
-        with contextlib.suppress(OSError):
-            os.write(fd, str(os.getpid()).encode())
+        try:
+            os.write(fd, str(os.getpid()).encode())  # who is compiling it (see _wait)
+        except OSError:
+            pass
+        finally:
             os.close(fd)
         try:
             value = compile()
@@ -125,9 +128,11 @@ class SharedPlans:
         tmp = self.dir / f"{key}.{os.getpid()}.tmp"
         try:
             tmp.write_bytes(blob)
-            os.replace(tmp, entry)
+            os.replace(tmp, entry)  # whole or not at all, for the readers
         except OSError:
             _touch(self.dir / f"{key}.failed")
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         self.counts["compiled"] += 1
         return value
 
