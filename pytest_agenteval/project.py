@@ -265,15 +265,10 @@ class Project:
         (the controller's link folder), keyed on what compiling depends on."""
         from . import __version__
         from ._plans import SharedPlans, context
+        from .report.record import file_sha256
 
-        def read(path: Path) -> bytes | None:
-            try:
-                return path.read_bytes()
-            except OSError:
-                return None
-
-        key = context(__version__, str(self.rootdir), read(self.rules_dir / LEDGER_NAME),
-                      read(self.rules_dir / "taxonomy.yaml"))
+        key = context(__version__, str(self.rootdir), file_sha256(self.rules_dir / LEDGER_NAME),
+                      file_sha256(self.rules_dir / "taxonomy.yaml"))
         try:
             self.shared_plans = SharedPlans(folder, key)
         except OSError:

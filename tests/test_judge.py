@@ -28,16 +28,18 @@ VIEW = TurnView(input="这车多少钱", reply="标价8.98万，具体优惠店�
                 knowledge={"price": "8.98万"})
 
 
-def _judge(server: JudgeServer, cache: JudgeCache | None = None, **cfg: Any) -> Judge:
-    config = JudgeConfig(**{"model": "judge-m", "base_url": server.base_url, "cache": None,
-                            **cfg})
-    return Judge(config, default_rubric(), Taxonomy(), cache, "test-key")
+def _judge(server: JudgeServer | None, cache: JudgeCache | None = None, key: str = "test-key",
+           **cfg: Any) -> Judge:
+    """A judge of ``server`` (``cfg`` may name another ``base_url``, or ``None``)."""
+    base_url = server.base_url if server is not None else None
+    config = JudgeConfig(**{"model": "judge-m", "base_url": base_url, "cache": None, **cfg})
+    return Judge(config, default_rubric(), Taxonomy(), cache, key)
 
 
-def _run(server: JudgeServer, view: TurnView = VIEW, ctx: TurnContext | None = None,
-         **cfg: Any) -> Any:
+def _run(server: JudgeServer | None, view: TurnView = VIEW, ctx: TurnContext | None = None,
+         key: str = "test-key", **cfg: Any) -> Any:
     async def go() -> Any:
-        judge = _judge(server, **cfg)
+        judge = _judge(server, key=key, **cfg)
         try:
             return await judge.turn(view, ctx or TurnContext())
         finally:
@@ -240,16 +242,7 @@ def test_a_null_base_url_is_openai_base_url(monkeypatch: pytest.MonkeyPatch) -> 
     with JudgeServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_ORG_ID", "org-7")
-
-        async def go() -> Any:
-            config = JudgeConfig(model="judge-m", base_url=None, cache=None)
-            judge = Judge(config, default_rubric(), Taxonomy(), None, "test-key")
-            try:
-                return await judge.turn(VIEW, TurnContext())
-            finally:
-                await judge.aclose()
-
-        result = asyncio.run(go())
+        result = _run(server, base_url=None)
     assert result.status == "passed" and len(server.chat_calls) == 1
     assert server.chat_calls[0]["headers"]["OpenAI-Organization"] == "org-7"
 
@@ -268,16 +261,7 @@ def test_an_error_reason_is_the_providers_error_object_without_the_key() -> None
     with JudgeServer() as server:
         server.push(Step(401, {"error": {"message": f"Incorrect API key provided: {key}",
                                          "code": "invalid_api_key"}}))
-
-        async def go() -> Any:
-            config = JudgeConfig(model="judge-m", base_url=server.base_url, cache=None)
-            judge = Judge(config, default_rubric(), Taxonomy(), None, key)
-            try:
-                return await judge.turn(VIEW, TurnContext())
-            finally:
-                await judge.aclose()
-
-        result = asyncio.run(go())
+        result = _run(server, key=key)
     assert result.status == "not_evaluated" and result.reason_code == "http_error"
     assert 'HTTP 401: {"message": "Incorrect API key provided: ***"' in result.reason
     assert key not in result.reason and server.chat_calls[0]["auth"] == f"Bearer {key}"
@@ -304,23 +288,17 @@ def test_a_2xx_that_is_no_completion_is_an_http_error_asked_once(body: Any) -> N
     assert ("is not a JSON object" in result.reason) != isinstance(body, dict)
 
 
-def test_an_unreachable_judge_is_retried_then_an_http_error() -> None:
+def _dead_port() -> int:
+    """A loopback port nobody listens on."""
     import socket
 
-    with socket.socket() as s:  # a port nobody listens on
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = JudgeConfig(model="judge-m", base_url=f"http://127.0.0.1:{port}/v1", cache=None,
-                         max_attempts=2)
+        return int(s.getsockname()[1])
 
-    async def go() -> Any:
-        judge = Judge(config, default_rubric(), Taxonomy(), None, "k")
-        try:
-            return await judge.turn(VIEW, TurnContext())
-        finally:
-            await judge.aclose()
 
-    result = asyncio.run(go())
+def test_an_unreachable_judge_is_retried_then_an_http_error() -> None:
+    result = _run(None, base_url=f"http://127.0.0.1:{_dead_port()}/v1", max_attempts=2)
     assert result.status == "not_evaluated" and result.reason_code == "http_error"
     assert result.calls == 2 and "cannot reach the judge: ClientConnectorError" in result.reason
     assert "gave up after 2 attempt(s)" in result.reason
@@ -331,11 +309,7 @@ def test_a_proxy_is_used_for_a_remote_judge_never_for_a_loopback_one(
     """``HTTP_PROXY`` carries the calls to a remote endpoint (the judge server plays the
     proxy: it is sent the absolute URL); a loopback endpoint is called directly even when
     the proxy is dead."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        dead = s.getsockname()[1]
+    dead = _dead_port()
     for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy"):
         monkeypatch.delenv(name, raising=False)
     with JudgeServer() as proxy:

@@ -191,16 +191,22 @@ def test_an_unset_judge_key_is_a_usage_error_before_any_agent_call(judged, judge
     assert agent.requests == [] and judge.chat_calls == []
 
 
-def test_a_judge_client_that_cannot_be_imported_is_one_usage_error(judged, judge, agent,
-                                                                    pytester) -> None:
-    root = judged()
-    broken = root / "broken" / "aiohttp"
+def _with_broken(root: Path, package: str, missing: str) -> subprocess.CompletedProcess[str]:
+    """pytest run on ``root`` in a subprocess where importing ``package`` fails, as a broken
+    installation does (one of its own dependencies ``missing``)."""
+    broken = root / "broken" / package
     broken.mkdir(parents=True)
     broken.joinpath("__init__.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'multidict'\")\n", encoding="utf-8")
+        f"raise ModuleNotFoundError(\"No module named '{missing}'\")\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(root / "broken"), "TEST_JUDGE_KEY": "k"}
-    done = subprocess.run([sys.executable, "-m", "pytest", "cases", "-p", "no:benchmark"],
+    return subprocess.run([sys.executable, "-m", "pytest", "cases", "-p", "no:benchmark",
+                           "-p", "no:hypothesispytest"],
                           cwd=root, env=env, capture_output=True, text=True, check=False)
+
+
+def test_a_judge_client_that_cannot_be_imported_is_one_usage_error(judged, judge, agent,
+                                                                    pytester) -> None:
+    done = _with_broken(judged(), "aiohttp", "multidict")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
     assert ("the judge cannot be called: the aiohttp package cannot be imported "
             "(ModuleNotFoundError: No module named 'multidict')") in done.stderr
@@ -210,15 +216,7 @@ def test_a_judge_client_that_cannot_be_imported_is_one_usage_error(judged, judge
 def test_the_judge_needs_no_openai_package(judged, judge, agent, pytester) -> None:
     """The judge speaks to its endpoint itself: a broken ``openai`` costs a judged run
     nothing (no process of it imports the SDK)."""
-    root = judged()
-    broken = root / "broken" / "openai"
-    broken.mkdir(parents=True)
-    broken.joinpath("__init__.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'sniffio'\")\n", encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(root / "broken"), "TEST_JUDGE_KEY": "k"}
-    done = subprocess.run([sys.executable, "-m", "pytest", "cases", "-p", "no:benchmark",
-                           "-p", "no:hypothesispytest"],
-                          cwd=root, env=env, capture_output=True, text=True, check=False)
+    done = _with_broken(judged(), "openai", "sniffio")
     assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
     assert agent.requests and judge.chat_calls
 

@@ -10,6 +10,7 @@ messages and the trial index; a failed ask is never cached and never a score.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -406,8 +407,6 @@ class Judge:
 
     async def _post(self, route: str, body: dict[str, Any]) -> dict[str, Any] | Failure:
         """One call to ``/embeddings`` or ``/moderations`` within ``judge.timeout_s``."""
-        import asyncio
-
         from .http import BadReply, StatusError, Unreachable
 
         name = "moderation" if route == "moderations" else route
