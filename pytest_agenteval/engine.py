@@ -8,6 +8,12 @@ its own future. Which items a process may submit ahead is decided by a
 :class:`~.scheduling.Prefetch` policy, so that under xdist no conversation is
 ever sent twice and none is sent for an item this process will not run.
 
+Submitted items start in pytest's order, a long conversation earlier by its
+length: an item of ``k`` turns starts as if it came ``(k - 1) * ahead_limit``
+items sooner. Scenarios listed after the cases would otherwise start last and
+leave the run's end to a few long conversations, most slots idle (measured,
+200 five-turn scenarios after 1,000 cases: 12% of the run with a judge).
+
 Every wait is bounded: an item that has not finished its :class:`Budget`
 after it started (its agent, judge and simulator calls are bounded by their own
 timeouts, so only a rule or an adapter that blocks the loop gets here), or
@@ -18,9 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import heapq
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -95,7 +101,10 @@ class Engine:
         #: submitted and not started yet: nothing exists of them on the loop (no task, no
         #: coroutine) until the look-ahead has room (guarded by ``_lock``)
         self._pending: dict[str, tuple[ItemPlan, int]] = {}
-        self._queue: deque[str] = deque()  # their keys in submission order (some started)
+        #: their ``(place, order submitted, key)``, lowest place first (some started): the
+        #: place is the order submitted, a long conversation's moved earlier (see _place)
+        self._queue: list[tuple[int, int, str]] = []
+        self._submitted = 0
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._death: BaseException | None = None
@@ -108,10 +117,14 @@ class Engine:
         #: a judge is configured: an item that is not answered says so in its L3
         self._judged = make_judge is not None
         self._sem: asyncio.Semaphore | None = None
-        #: the look-ahead: conversations started whose results are not handed out yet
-        #: (running, or done and waiting for pytest) are at most this many, so that a
-        #: pytest slower than the agent makes the engine wait, not results pile up
+        #: the look-ahead: an item starts when it is at most this many places ahead of
+        #: the results handed out (a long conversation's place is earlier: _place), so
+        #: that a pytest slower than the agent makes the engine wait, not results pile up
         self.ahead_limit = 2 * self.concurrency + 16
+        #: conversations started whose results are not handed out yet (running, or done
+        #: and waiting for pytest) are never more than this many, long ones started early
+        #: included
+        self.held_limit = 4 * self.ahead_limit
         #: conversations started (on the loop) and results handed out (by pytest's thread):
         #: their difference is what the look-ahead holds
         self._admitted = 0
@@ -143,18 +156,26 @@ class Engine:
         self._simulator = (_started("the simulated user", make_simulator)
                            if make_simulator is not None else None)
 
+    def _place(self, plan: ItemPlan) -> tuple[int, int]:
+        """Where a new submission queues, and its order: its place is its order,
+        ``ahead_limit`` places earlier for each turn after its first (under ``_lock``)."""
+        order = self._submitted
+        self._submitted += 1
+        return order - (plan.weight - 1) * self.ahead_limit, order
+
     def _fill(self, wanted: str | None = None) -> None:
-        """On the loop: start submitted items in their order while the look-ahead has room;
+        """On the loop: start submitted items by place while the look-ahead has room;
         ``wanted``, the item pytest waits for, first and whatever the room."""
         if wanted is not None:
             self._begin(wanted)
-        while self._admitted - self._handed < self.ahead_limit:
+        while self._admitted - self._handed < self.held_limit:
             with self._lock:
-                while self._queue and self._queue[0] not in self._pending:
-                    self._queue.popleft()  # started out of turn
-                if not self._queue:
+                queue = self._queue
+                while queue and queue[0][2] not in self._pending:
+                    heapq.heappop(queue)  # started out of turn
+                if not queue or queue[0][0] >= self._handed + self.ahead_limit:
                     return
-                key = self._queue.popleft()
+                key = heapq.heappop(queue)[2]
             self._begin(key)
 
     def _begin(self, key: str) -> None:
@@ -208,7 +229,7 @@ class Engine:
                 fut.set_result(self._stopped(plan))
                 return fut, False
             self._pending[key] = (plan, trial)
-            self._queue.append(key)
+            heapq.heappush(self._queue, (*self._place(plan), key))
             return fut, True
 
     def submit_many(self, work: Iterable[tuple[str, ItemPlan, int]]) -> int:

@@ -100,6 +100,14 @@ class ItemPlan:
     #: expectation, rules and judge wish) that every simulated turn takes
     simulate: Simulate | None = None
 
+    @property
+    def weight(self) -> int:
+        """The turns it is expected to send: 1 for a case, a scenario's turns, a simulated
+        scenario's ``max_turns``."""
+        if self.simulate is not None:
+            return max(1, int(self.simulate.max_turns))
+        return max(1, len(self.turns))
+
     @functools.cached_property
     def messages(self) -> list[r.Message]:
         """The initial history as results record it (built once, shared)."""

@@ -75,11 +75,8 @@ def parse_shard(text: str) -> Shard:
 
 
 def item_weight(plan: ItemPlan) -> int:
-    """The turns an item is expected to send: 1 for a case, a scenario's turns, a simulated
-    scenario's ``max_turns``."""
-    if plan.simulate is not None:
-        return max(1, int(plan.simulate.max_turns))
-    return max(1, len(plan.turns))
+    """The turns an item is expected to send (:attr:`ItemPlan.weight`)."""
+    return plan.weight
 
 
 def partition(weights: Iterable[tuple[str, int]], count: int) -> list[list[str]]:

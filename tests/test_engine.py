@@ -126,6 +126,60 @@ def test_an_item_pytest_waits_for_starts_however_full_the_look_ahead(tmp_path: P
             engine.close()
 
 
+def _scenario(i: int, turns: int):
+    return compile_scenario(Scenario.model_validate({
+        "id": f"S-{i}", "turns": [{"input": f"第{t + 1}句"} for t in range(turns)]}))
+
+
+def _settled(agent: FakeAgent, expected: int) -> list[str]:
+    """The case ids of the agent's requests once ``expected`` came and no more follow."""
+    deadline = time.monotonic() + 20
+    while len(agent.requests) < expected and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    return [b["case_id"] for b in agent.requests]
+
+
+def test_long_conversations_submitted_last_start_first(tmp_path: Path) -> None:
+    """Scenarios listed after the cases start ahead of them (a conversation of k turns
+    as if ``(k - 1) * ahead_limit`` items sooner), so the run does not end on a few long
+    conversations; the cases start within the look-ahead, the first ones first."""
+    with FakeAgent() as agent:
+        engine = _engine(HttpTarget(adapter="http", url=agent.url), tmp_path, 2)
+        try:
+            cases = [(f"E-{i}", _plan(i)) for i in range(30)]
+            scenarios = [(f"S-{i}", _scenario(i, 5)) for i in range(3)]
+            engine.submit_many((key, plan, 0) for key, plan in cases + scenarios)
+            limit = engine.ahead_limit
+            sent = _settled(agent, limit + 3 * 5)
+            assert sorted(sent[:2]) == ["S-0", "S-1"]  # the first two slots
+            assert sorted(set(sent)) == sorted([f"E-{i}" for i in range(limit)]
+                                               + ["S-0", "S-1", "S-2"])
+            assert len(sent) == limit + 3 * 5
+            for key, plan in cases + scenarios:
+                assert engine.result(key, plan).status == "passed", key
+        finally:
+            engine.close()
+
+
+def test_long_conversations_started_early_are_held_boundedly(tmp_path: Path) -> None:
+    """However many long conversations could start early, no more than ``held_limit``
+    are started and not handed out: a pytest that is slow makes the engine wait."""
+    with FakeAgent() as agent:
+        engine = _engine(HttpTarget(adapter="http", url=agent.url), tmp_path, 1)
+        try:
+            plans = [(f"S-{i}", _scenario(i, 5)) for i in range(100)]
+            engine.submit_many((key, plan, 0) for key, plan in plans)
+            held = engine.held_limit
+            assert 18 * 5 > held  # by place alone, 90 would start
+            assert len(set(_settled(agent, held * 5))) == held
+            for key, plan in plans[:3]:
+                assert engine.result(key, plan).status == "passed"
+            assert len(set(_settled(agent, (held + 3) * 5))) == held + 3
+        finally:
+            engine.close()
+
+
 class _Adapter:
     """An in-process adapter for engine tests: ``behave(text)`` decides what send does."""
 

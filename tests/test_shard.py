@@ -4,12 +4,13 @@ without xdist."""
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_agenteval.model.cases import Case, Scenario
+from pytest_agenteval.plan import compile_case, compile_scenario
 from pytest_agenteval.shard import item_weight, parse_shard, partition
 
 from agents import read_record
@@ -52,10 +53,13 @@ def test_partition_is_complete_disjoint_and_balanced(weights: dict[str, int], n:
 
 
 def test_an_item_weighs_its_expected_turns() -> None:
-    case = SimpleNamespace(simulate=None, turns=("t",))
-    scenario = SimpleNamespace(simulate=None, turns=("t", "t", "t", "t"))
-    simulated = SimpleNamespace(simulate=SimpleNamespace(max_turns=7), turns=("template",))
-    assert [item_weight(p) for p in (case, scenario, simulated)] == [1, 4, 7]  # type: ignore[arg-type]
+    case = compile_case(Case.model_validate({"id": "C", "request": {"input": "你好"}}))
+    scenario = compile_scenario(Scenario.model_validate(
+        {"id": "S", "turns": [{"input": f"第{t}句"} for t in range(4)]}))
+    simulated = compile_scenario(Scenario.model_validate(
+        {"id": "SIM", "simulate": {"persona": "p", "goal": "g", "max_turns": 7}}))
+    assert [item_weight(p) for p in (case, scenario, simulated)] == [1, 4, 7]
+    assert [p.weight for p in (case, scenario, simulated)] == [1, 4, 7]
 
 
 @pytest.mark.parametrize("text", ["3/2", "0/4", "a/b", "1/0", "2", "-1/3", "1/2/3"])
