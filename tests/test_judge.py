@@ -389,6 +389,42 @@ def test_an_agent_reply_that_instructs_the_judge_stays_data() -> None:
     assert user.count(f"<<<END {nonce}>>>") == 1
 
 
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SCALARS = (st.none() | st.booleans() | st.integers() | st.floats()
+            | st.text(st.characters(codec=None, exclude_categories=())))
+_JSON_TREES = st.recursive(
+    _SCALARS, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=30)
+
+
+class _Str(str):
+    pass
+
+
+@given(_JSON_TREES)
+def test_the_fenced_data_is_the_standard_librarys_indented_json(data: Any) -> None:
+    """The judge's data block (and its nonce, a cache key) is byte for byte what
+    ``json.dumps(indent=1)`` writes: NaN, the infinities, lone surrogates and tuples
+    included, and a tree with a subclass or a key that is not text left to it."""
+    from pytest_agenteval.judge.prompt import indented
+
+    expected = json.dumps(data, ensure_ascii=False, indent=1)
+    assert indented(data) == expected
+    other = {"a": [data, _Str("x")], 1: data}
+    assert indented(other) == json.dumps(other, ensure_ascii=False, indent=1)
+
+
+def test_a_cycle_in_the_fenced_data_is_the_standard_librarys_error() -> None:
+    from pytest_agenteval.judge.prompt import indented
+
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference"):
+        indented({"x": loop})
+
+
 # -- the cache -------------------------------------------------------------------------------
 
 
