@@ -65,6 +65,19 @@ def test_each_conversation_is_sent_exactly_once(project, pytester, agent, args) 
     assert len(read_record(pytester.path)["cases"]) == 51
 
 
+def test_n_auto_starts_one_worker_per_cpu_and_sends_each_conversation_once(
+        project, pytester, agent, monkeypatch) -> None:
+    """``-n auto``, the README's parallel run: xdist's own count of CPUs (here set by
+    PYTEST_XDIST_AUTO_NUM_WORKERS), each worker running its share ahead."""
+    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
+    project({"a.yaml": _cases(40, "A"), "s.yaml": SCENARIOS})
+    result = pytester.runpytest("cases", "-n", "auto")
+    result.stdout.fnmatch_lines(["*created: 3/3 workers*"])
+    assert set(agent.sends_per_case().values()) == {1}
+    record = read_record(pytester.path)
+    assert len(record["cases"]) == 42 and record["completeness"]["complete"] is True
+
+
 def test_deselected_items_are_never_sent(project, pytester, agent) -> None:
     project({"a.yaml": _cases(40, "A")})
     pytester.runpytest("cases", "-n", "2", "-m", "P0")
