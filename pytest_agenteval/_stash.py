@@ -37,6 +37,7 @@ class Slimmer:
             if call is not None:
                 call.agenteval = {"status": call.agenteval.get("status")}  # type: ignore[attr-defined]
                 call.__dict__.pop("_agenteval_text", None)  # a worker's result as it came
+                call.__dict__.pop("_agenteval_item", None)  # the typed result, in-process
 
 
 def get_project(config: pytest.Config) -> Project:

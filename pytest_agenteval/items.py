@@ -25,6 +25,7 @@ from .yamlio import SourceError, locate
 if TYPE_CHECKING:
     from .ledger import LedgerRule
     from .model.ledger import Example
+    from .model.results import ItemResult
     from .plan import ItemPlan
     from .project import Project
 
@@ -126,6 +127,8 @@ class CaseItem(_VerdictItem):
         self.trials = trials
         #: the masked, JSON-native result that travels with the call report
         self.payload: dict[str, Any] | None = None
+        #: the payload typed, when masking changed nothing (:meth:`Masker.result_typed`)
+        self.typed: ItemResult | None = None
         meta = plan.meta
         self.add_marker(_mark(meta["priority"], None))
         for label in meta["behaviors"]:
@@ -139,9 +142,11 @@ class CaseItem(_VerdictItem):
         from .report.text import explain
 
         result = get_runner(self.config).run(self)
-        self.payload = get_project(self.config).masker.result(result, **self.identity())
+        self.payload, self.typed = get_project(self.config).masker.result_typed(
+            result, **self.identity())
         if result.status in ("failed", "error"):
-            shown = ItemResult.model_validate(self.payload)  # the masked result, then cut
+            shown = (self.typed if self.typed is not None  # the masked result, then cut
+                     else ItemResult.model_validate(self.payload))
             raise CaseVerdict(result.status, explain(shown))
 
     def identity(self) -> dict[str, Any]:

@@ -270,7 +270,15 @@ class Masker:
         ``identity`` (``nodeid``, ``file``, ``line``, ``trial``, ``trials``) is set on it.
         Its identity (id, node id, file) is the test data's own name and stays as written.
         """
-        masked: dict[str, Any] = self.data(item.model_dump(mode="json"))
+        return self.result_typed(item, **identity)[0]
+
+    def result_typed(self, item: ItemResult,
+                     **identity: Any) -> tuple[dict[str, Any], ItemResult | None]:
+        """:meth:`result`, and the masked result typed when masking changed nothing in it
+        (then it is ``item`` with ``identity``, no validation needed), else ``None``."""
+        plain = item.model_dump(mode="json")
+        masked: dict[str, Any] = self.data(plain)
+        same = masked == plain
         masked.update(id=item.id, nodeid=item.nodeid, file=item.file)
         masked.update(identity)
-        return masked
+        return masked, item.model_copy(update=identity) if same else None

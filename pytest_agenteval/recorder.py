@@ -157,7 +157,8 @@ class Recorder:
             return
         payload = getattr(report, "agenteval", None)
         if report.when == "call" and isinstance(payload, dict):
-            self._record(report.nodeid, payload, getattr(report, "_agenteval_text", None))
+            self._record(report.nodeid, payload, getattr(report, "_agenteval_text", None),
+                         getattr(report, "_agenteval_item", None))
         elif report.failed and report.nodeid not in self.lines:
             text = clip(self.project.masker.text(str(report.longrepr)), 2000)
             if "crashed" in text:
@@ -165,21 +166,28 @@ class Recorder:
                          " in flight; the rest of its share was re-run on other workers")
             self.lost[report.nodeid] = f"no result ({report.when}): {text}"
 
-    def _record(self, nodeid: str, payload: dict[str, Any], text: str | None = None) -> None:
+    def _record(self, nodeid: str, payload: dict[str, Any], text: str | None = None,
+                typed: tuple[ItemResult, bytes] | None = None) -> None:
         """One item's result, as it came with its report (masked JSON): write, fold, tell.
 
         It is validated into an :class:`ItemResult` (from ``text``, the JSON it came
-        in from a worker, when there is one), folded into the metrics and the gate's
-        evidence, given to the ``pytest_agenteval_case_result`` hook, and let go. An
-        item reported twice (the run is then incomplete) counts once, as it first came.
+        in from a worker, when there is one; not at all when ``typed`` holds the payload
+        typed already and its JSON is still the payload's, as without xdist when masking
+        changed nothing and no plugin changed the payload), folded into the metrics and
+        the gate's evidence, given to the ``pytest_agenteval_case_result`` hook, and let
+        go. An item reported twice (the run is then incomplete) counts once, as it first
+        came.
         """
         from pydantic import ValidationError
 
         from .report.record import case_record
 
         try:
-            item = (ItemResult.model_validate_json(text) if text is not None
-                    else ItemResult.model_validate(payload))
+            if typed is not None and _as_sent(payload, typed[1]):
+                item = typed[0]
+            else:
+                item = (ItemResult.model_validate_json(text) if text is not None
+                        else ItemResult.model_validate(payload))
             record = case_record(payload)
         except (ValidationError, KeyError, TypeError, IndexError) as exc:
             # not a result this version wrote (a plugin changed it on the way): this item
@@ -416,6 +424,16 @@ class Recorder:
             terminalreporter.write_line(line)
         if self.report_path:
             terminalreporter.write_line(f"report: {self.report_path}")
+
+
+def _as_sent(payload: dict[str, Any], line: bytes) -> bool:
+    """``payload`` is still the JSON it was sent as (no plugin changed it on the way)."""
+    from .report.record import json_line
+
+    try:
+        return json_line(payload) == line
+    except ValueError:  # a value JSON cannot hold: changed
+        return False
 
 
 class _Fold:

@@ -194,12 +194,19 @@ class Runner:
     def pytest_runtest_makereport(self, item: pytest.Item,
                                   call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport,
                                                                             pytest.TestReport]:
+        from .report.record import json_line
+
         report = yield
         if call.when != "call":
             return report
         if isinstance(item, CaseItem) and item.payload is not None:
             payload, item.payload = item.payload, None  # the report carries it from here
             report.agenteval = payload  # type: ignore[attr-defined]  # travels through xdist
+            if self.role == "single" and item.typed is not None:  # the recorder's, in-process,
+                # with the payload's JSON as it left here: a plugin that changes the payload
+                # on its way makes the recorder read the payload instead
+                report._agenteval_item = (item.typed, json_line(payload))  # type: ignore[attr-defined]
+            item.typed = None
             if self.junit:
                 props = junit_properties(payload)
                 report.user_properties += props
@@ -238,6 +245,8 @@ class Runner:
         from .report.record import json_line
 
         data = yield
+        if isinstance(data, dict):
+            data.pop("_agenteval_item", None)  # a Python object (pytest-reportlog's JSON too)
         if self.role == "worker" and isinstance(data, dict):
             payload = data.pop("agenteval", None)
             if isinstance(payload, dict):

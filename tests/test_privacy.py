@@ -143,6 +143,36 @@ def test_a_result_is_masked_by_type_and_keeps_its_identity() -> None:
                                                 "cases/a.yaml::CASE-13912345678")
 
 
+def test_a_result_masking_left_alone_is_typed_without_validating_it_again() -> None:
+    """Without xdist the recorder folds the typed result itself when masking changed
+    nothing: it must be what validating the masked payload gives, identity included; a
+    result that masking changed (a phone anywhere, the id's own aside) is validated."""
+    from pytest_agenteval.model.results import ItemResult
+
+    from factories import intent, judged, row, scenario
+
+    m = Masker()
+    identity = {"nodeid": "cases/a.yaml::A", "file": "cases/a.yaml", "line": 7,
+                "trial": 1, "trials": 3}
+    results = [
+        item("A", turns=[turn(knowledge={"mileage": "3.37万公里", "year": 2021, "x": 1.5})]),
+        item("B", "failed", turns=[turn("failed", rules=[row("R-1", "failed", veto=True)],
+                                        intent_=intent("A", "B"))]),
+        scenario("S", "review", turn(index=0, judge=judged("review", {"relevance": 3})),
+                 turn(index=1)),
+    ]
+    for result in results:
+        masked, typed = m.result_typed(result, **identity)
+        assert typed is not None, result.id
+        assert typed == ItemResult.model_validate(masked)
+        assert typed.model_dump(mode="json") == masked
+    dirty = item("D", turns=[turn(knowledge={"note": "请拨13912345678"})])
+    masked, typed = m.result_typed(dirty, **identity)
+    assert typed is None and masked["turns"][0]["knowledge"] == {"note": "请拨139****5678"}
+    named = item("CASE-13912345678", nodeid="cases/a.yaml::CASE-13912345678")
+    assert m.result_typed(named)[1] is None  # its id stays as written: validated, as before
+
+
 # --- mask first, then cut: a cut never leaves part of a value -------------------------------
 
 from pytest_agenteval.privacy import clip  # noqa: E402
