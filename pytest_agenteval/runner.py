@@ -194,8 +194,6 @@ class Runner:
     def pytest_runtest_makereport(self, item: pytest.Item,
                                   call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport,
                                                                             pytest.TestReport]:
-        from .report.record import json_line
-
         report = yield
         if call.when != "call":
             return report
@@ -205,6 +203,8 @@ class Runner:
             if self.role == "single" and item.typed is not None:  # the recorder's, in-process,
                 # with the payload's JSON as it left here: a plugin that changes the payload
                 # on its way makes the recorder read the payload instead
+                from .report.record import json_line
+
                 report._agenteval_item = (item.typed, json_line(payload))  # type: ignore[attr-defined]
             item.typed = None
             if self.junit:
