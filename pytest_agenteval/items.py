@@ -141,9 +141,13 @@ class CaseItem(_VerdictItem):
         from .model.results import ItemResult
         from .report.text import explain
 
-        result = get_runner(self.config).run(self)
-        self.payload, self.typed = get_project(self.config).masker.result_typed(
-            result, **self.identity())
+        runner = get_runner(self.config)
+        result = runner.run(self)
+        masker = get_project(self.config).masker
+        if runner.role == "single":  # the recorder folds the typed result in this process
+            self.payload, self.typed = masker.result_typed(result, **self.identity())
+        else:  # a worker's results are read back from their JSON on the controller
+            self.payload = masker.result(result, **self.identity())
         if result.status in ("failed", "error"):
             shown = (self.typed if self.typed is not None  # the masked result, then cut
                      else ItemResult.model_validate(self.payload))

@@ -200,9 +200,9 @@ class Runner:
         if isinstance(item, CaseItem) and item.payload is not None:
             payload, item.payload = item.payload, None  # the report carries it from here
             report.agenteval = payload  # type: ignore[attr-defined]  # travels through xdist
-            if self.role == "single" and item.typed is not None:  # the recorder's, in-process,
-                # with the payload's JSON as it left here: a plugin that changes the payload
-                # on its way makes the recorder read the payload instead
+            if item.typed is not None:  # the recorder's, in-process (items.py: never on a
+                # worker), with the payload's JSON as it left here: a plugin that changes the
+                # payload on its way makes the recorder read the payload instead
                 from .report.record import json_line
 
                 report._agenteval_item = (item.typed, json_line(payload))  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -89,12 +90,9 @@ def _scalar(v: Any, kind: type) -> str:
         return "true" if v else "false"
     if kind is int:
         return int.__repr__(v)
-    if kind is float and v == v and v not in _INFINITIES:
+    if kind is float and math.isfinite(v):
         return float.__repr__(v)
     raise _Other  # NaN and the infinities, subclasses, anything else
-
-
-_INFINITIES = (float("inf"), float("-inf"))
 
 
 def fenced(data: dict[str, Any]) -> tuple[str, str]:
