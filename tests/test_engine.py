@@ -152,7 +152,10 @@ def test_long_conversations_submitted_last_start_first(tmp_path: Path) -> None:
             engine.submit_many((key, plan, 0) for key, plan in cases + scenarios)
             limit = engine.ahead_limit
             sent = _settled(agent, limit + 3 * 5)
-            assert sorted(sent[:2]) == ["S-0", "S-1"]  # the first two slots
+            # the two slots go to S-0 and S-1 first (which of them the agent hears first,
+            # and whether one's second turn comes before the other's first, is the loop's)
+            first_case = next(i for i, k in enumerate(sent) if k.startswith("E-"))
+            assert {"S-0", "S-1"} <= set(sent[:first_case])
             assert sorted(set(sent)) == sorted([f"E-{i}" for i in range(limit)]
                                                + ["S-0", "S-1", "S-2"])
             assert len(sent) == limit + 3 * 5
