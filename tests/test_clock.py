@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 from collections.abc import Callable
@@ -57,3 +58,35 @@ def test_without_a_stall_it_is_a_plain_timeout() -> None:
     with pytest.raises(TimeoutError):
         asyncio.run(never())
     assert 0.2 <= time.monotonic() - started < 5
+
+
+def test_a_call_leaves_no_reference_cycle() -> None:
+    """A call's task, timeout and result are freed by their reference counts once it is
+    done, whether it answered or timed out: a cycle kept each item's whole result alive
+    until a full garbage collection found it (a third of the collector's time in a
+    10,000-case run, and memory that grew with the run)."""
+    async def call(seconds: float, wait_s: float) -> list[object]:
+        async with agent_timeout(seconds):
+            await asyncio.sleep(wait_s)
+        return [object()]
+
+    async def timed_out() -> None:
+        try:
+            await call(0.001, 1.0)
+        except TimeoutError:
+            pass
+
+    async def garbage_of_calls() -> int:
+        await asyncio.create_task(call(5, 0))  # the loop's clock and first-time work
+        await asyncio.create_task(timed_out())
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(20):
+                await asyncio.create_task(call(5, 0))
+                await asyncio.create_task(timed_out())
+            return gc.collect()
+        finally:
+            gc.enable()
+
+    assert asyncio.run(garbage_of_calls()) == 0

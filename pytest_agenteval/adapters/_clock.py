@@ -62,24 +62,41 @@ def clock_of(loop: asyncio.AbstractEventLoop) -> LoopClock:
     return clock
 
 
+class _Deadline:
+    """When one agent call times out: a deadline that moves later by the loop's stalls.
+
+    A class and not a closure: a closure that schedules itself again refers to itself,
+    a reference cycle that held each call's task, timeout and whole item result until a
+    full garbage collection found it (a third of a 10,000-case run's collector time). The
+    bound method the timer holds is let go when the timer is cancelled."""
+
+    __slots__ = ("_clock", "_end", "_loop", "_stalled", "_timeout", "handle")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, clock: LoopClock, seconds: float,
+                 timeout: asyncio.Timeout) -> None:
+        self._loop, self._clock, self._timeout = loop, clock, timeout
+        self._end = loop.time() + seconds
+        self._stalled = clock.observe()
+        self.handle = loop.call_at(self._end, self._due)
+
+    def _due(self) -> None:
+        deadline = self._end + (self._clock.observe() - self._stalled)
+        now = self._loop.time()
+        if now < deadline:  # the loop was stalled meanwhile: wait that much more
+            self.handle = self._loop.call_at(deadline, self._due)
+        else:
+            self._timeout.reschedule(now)  # expires now
+
+
 @contextlib.asynccontextmanager
 async def agent_timeout(seconds: float) -> AsyncIterator[None]:
     """Like ``asyncio.timeout(seconds)`` (``TimeoutError`` on expiry), with the event loop's
     stalls excluded from the time counted."""
     loop = asyncio.get_running_loop()
     clock = clock_of(loop)
-    start = loop.time()
-    stalled_before = clock.observe()
     async with asyncio.timeout(None) as timeout:
-        def due() -> None:
-            deadline = start + seconds + (clock.observe() - stalled_before)
-            if loop.time() < deadline:  # the loop was stalled meanwhile: wait that much more
-                handle[0] = loop.call_at(deadline, due)
-            else:
-                timeout.reschedule(loop.time())  # expires now
-
-        handle = [loop.call_at(start + seconds, due)]
+        deadline = _Deadline(loop, clock, seconds, timeout)
         try:
             yield
         finally:
-            handle[0].cancel()
+            deadline.handle.cancel()
