@@ -73,6 +73,8 @@ class WorkerLink:
     def __init__(self, folder: str, worker_id: str) -> None:
         self.dir = Path(folder)
         self.worker_id = worker_id
+        #: asked before each item's first send: a string, not a Path made each time
+        self._crashed = os.fspath(self.dir / _CRASHED)
         self._fd = os.open(self.dir / f"{_SENT}{worker_id}",
                            os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         #: journal files read so far: name → (bytes read, node ids)
@@ -99,7 +101,7 @@ class WorkerLink:
 
     def sent_by(self, key: str) -> str | None:
         """The worker that already sent ``key``, once a worker has crashed (else ``None``)."""
-        if not (self.dir / _CRASHED).exists():
+        if not os.path.exists(self._crashed):
             return None
         for path in self.dir.glob(f"{_SENT}*"):
             other = path.name[len(_SENT):]

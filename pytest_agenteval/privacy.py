@@ -270,7 +270,7 @@ class Masker:
         ``identity`` (``nodeid``, ``file``, ``line``, ``trial``, ``trials``) is set on it.
         Its identity (id, node id, file) is the test data's own name and stays as written.
         """
-        return self.result_typed(item, **identity)[0]
+        return self._identified(self.data(item.model_dump(mode="json")), item, identity)
 
     def result_typed(self, item: ItemResult,
                      **identity: Any) -> tuple[dict[str, Any], ItemResult | None]:
@@ -279,6 +279,12 @@ class Masker:
         plain = item.model_dump(mode="json")
         masked: dict[str, Any] = self.data(plain)
         same = masked == plain
+        return (self._identified(masked, item, identity),
+                item.model_copy(update=identity) if same else None)
+
+    @staticmethod
+    def _identified(masked: dict[str, Any], item: ItemResult,
+                    identity: dict[str, Any]) -> dict[str, Any]:
         masked.update(id=item.id, nodeid=item.nodeid, file=item.file)
         masked.update(identity)
-        return masked, item.model_copy(update=identity) if same else None
+        return masked
