@@ -151,7 +151,11 @@ class CaseItem(_VerdictItem):
         if result.status in ("failed", "error"):
             shown = (self.typed if self.typed is not None  # the masked result, then cut
                      else ItemResult.model_validate(self.payload))
-            raise CaseVerdict(result.status, explain(shown))
+            verdict = CaseVerdict(result.status, explain(shown))
+            # the traceback keeps this frame, and pytest's exception info is in a reference
+            # cycle with it: the results go now, not at the next full garbage collection
+            del result, shown
+            raise verdict
 
     def identity(self) -> dict[str, Any]:
         """Where a result comes from: node id, file, line, trial."""

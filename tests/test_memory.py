@@ -1,0 +1,59 @@
+"""What a run keeps: no item's result lives on in a reference cycle.
+
+A result held by a cycle stays until Python's cyclic collector finds it: memory that
+grows with the run, and full collections that walk every such result (a cycle in the
+agent timeout cost a quarter of a 10,000-case run's CPU).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+#: the run's own conftest.py: everything the cyclic collector frees after collection is
+#: kept (gc.DEBUG_SAVEALL) and its types written out at the end of the session
+_PROBE = '''
+import collections, gc, json
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    gc.collect()
+    gc.set_debug(0)
+    kinds = collections.Counter(type(o).__qualname__ for o in gc.garbage)
+    gc.garbage.clear()
+    with open("garbage.json", "w") as f:
+        json.dump(kinds, f)
+'''
+
+#: what a case's result is made of, and what carries it through the engine
+_RESULT_KINDS = {"ItemResult", "TurnResult", "RuleRow", "RuleLogicResult", "IntentResult",
+                 "JudgeResult", "Task", "Timeout", "TimerHandle", "_Deadline"}
+
+
+def test_no_result_is_kept_in_a_reference_cycle(project: Callable[..., Path],
+                                                pytester: pytest.Pytester) -> None:
+    """Twenty cases that pass and twenty that fail (a rule the reply misses): none of
+    their results, tasks or timeouts is freed by the cyclic collector — reference counts
+    free them. Before the fixes, every call's timeout held its task and result in a
+    cycle, and a failing case's frame (kept by pytest's exception info) its result."""
+    rows = ["cases:"]
+    for i in range(40):
+        word = "好的" if i % 2 else "没有这个词"
+        rows.append(f"  - {{id: M-{i:02d}, request: {{input: 你好{i}}}, "
+                    f"rules: [{{type: keyword_match, params: {{any: [{word}]}}}}]}}")
+    root = project({"m.yaml": "\n".join(rows) + "\n"})
+    (root / "conftest.py").write_text(_PROBE, encoding="utf-8")
+    result = pytester.runpytest_subprocess("cases", "-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=20, failed=20)
+    kinds = json.loads((root / "garbage.json").read_text())
+    kept = {k: n for k, n in kinds.items() if k in _RESULT_KINDS}
+    assert kept == {}, kinds
