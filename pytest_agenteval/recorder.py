@@ -10,7 +10,6 @@ and its entry in the report's digest.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Generator
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic_core import from_json
 
 from ._stash import WIRE, Slimmer
 from .model.results import Completeness, ItemResult
@@ -136,11 +134,10 @@ class Recorder:
         report = yield
         wire = getattr(report, WIRE, None)
         if isinstance(wire, str):
+            from .report.record import json_value
+
             delattr(report, WIRE)
-            try:  # pydantic's parser: two thirds of the json module's time for a result
-                report.agenteval = from_json(wire)
-            except ValueError:  # what it refuses and the json module reads (a lone surrogate)
-                report.agenteval = json.loads(wire)
+            report.agenteval = json_value(wire)
             report._agenteval_text = wire  # kept as it came (see _record)
         return report
 
@@ -322,10 +319,11 @@ class Recorder:
             digest = self.digest
             if len(digest.cases) != len(self.lines):  # a Ctrl-C fell between the two
                 from .report.digest import Digest
+                from .report.record import json_value
 
                 digest = Digest()
                 for line in self.writer.lines(self.lines.values()):
-                    digest.add(json.loads(line))
+                    digest.add(json_value(line))
             write_report(path, doc, digest, self.lang, self.project.rule_titles())
         except Exception as exc:  # a report is a view: never worth the run's exit status
             sys.stderr.write(f"agenteval: report.html could not be written "

@@ -324,3 +324,16 @@ def test_a_result_that_cannot_be_read_back_costs_its_item_not_the_run(project, p
     assert why.startswith("no result (record): its result could not be read (ValidationError")
     assert "input_value=" in why and "13812345678" not in why  # masked
     assert record["metrics"]["counts"]["total"] == 2
+
+
+def test_a_per_item_json_text_reads_back_as_the_json_module_reads_it() -> None:
+    """pydantic's parser reads what json_line wrote; a lone surrogate (escaped: another
+    writer's JSON) it refuses is read by the json module; what neither reads still raises."""
+    from pytest_agenteval.report.record import json_line, json_value
+
+    value = {"id": "K-1", "turns": [{"reply": "好的", "ms": 1.5, "n": 10**20, "x": None}]}
+    assert json_value(json_line(value)) == value
+    assert json_value(json_line(value).decode()) == value
+    assert json_value('{"a": "\\ud83d"}') == json.loads('{"a": "\\ud83d"}') == {"a": "\ud83d"}
+    with pytest.raises(ValueError):
+        json_value('{"a": ')

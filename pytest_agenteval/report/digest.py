@@ -120,8 +120,9 @@ class Digest:
                 [self.ref(f) for f in j.get("flagged") or ()] or None]
 
     def _rule(self, row: dict[str, Any]) -> tuple[Any, ...]:
-        """A rule row as ``[rule_id, type, status, reason, evidence, flags, trigger, layer]``;
-        most rows repeat whole from case to case, so each is packed once."""
+        """A rule row as ``(rule_id, type, status, reason, evidence, flags, trigger, layer)``
+        (an array in the report's JSON); most rows repeat whole from case to case, so each
+        is packed once."""
         key = tuple(row.values())  # its fields, in the record's order (one C call)
         packed = self._rows.get(key)
         if packed is None:
