@@ -185,6 +185,9 @@ def _activate(config: pytest.Config) -> None:
         plugins.append((LintGate(project, role), "agenteval-lint"))
     for plugin, name in plugins:
         config.pluginmanager.register(plugin, name)
+    from ._gc import spare_the_exit
+
+    spare_the_exit()
 
 
 def _share_plans(config: pytest.Config, project: Any) -> None:
