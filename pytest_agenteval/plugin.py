@@ -185,8 +185,15 @@ def _activate(config: pytest.Config) -> None:
         plugins.append((LintGate(project, role), "agenteval-lint"))
     for plugin, name in plugins:
         config.pluginmanager.register(plugin, name)
+    _spare_the_collector(config)
+
+
+def _spare_the_collector(config: pytest.Config) -> None:
+    """The cyclic garbage collector's passes at the end walk only what they must."""
     from ._gc import spare_the_exit
 
+    if _Settle.applies():
+        config.pluginmanager.register(_Settle(), "agenteval-settle")
     spare_the_exit()
 
 
@@ -197,6 +204,35 @@ def _share_plans(config: pytest.Config, project: Any) -> None:
     folder = config.workerinput.get(WORKERINPUT_KEY)  # type: ignore[attr-defined]
     if folder and Path(folder).is_dir():  # not on another host
         project.share_plans(Path(folder))
+
+
+class _Settle:
+    """The run's garbage collected once, and what is left frozen, before pytest's own two
+    collections at unconfigure (which report the unraisable exceptions of the tests'
+    garbage): those then walk only what is made after it.
+
+    At 10,000 cases each of them walked some 200,000 objects still alive (pytest's
+    reports, above all), 0.15 s a pass on the way to the exit. This collection runs first
+    (``tryfirst``), with pytest's hook for unraisable exceptions and the warning filters
+    still in place, so whatever it frees is reported as pytest would report it. Only in
+    a process whose objects nobody froze before this run (not in a second in-process
+    pytester run) and not in development mode (see :func:`._gc.spare_the_exit`).
+    """
+
+    @staticmethod
+    def applies() -> bool:
+        import gc
+        import sys
+
+        return gc.get_freeze_count() == 0 and not sys.flags.dev_mode
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_unconfigure(self) -> None:
+        import gc
+
+        if gc.isenabled():
+            gc.collect()
+            gc.freeze()
 
 
 class Dispatch:

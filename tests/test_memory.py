@@ -96,3 +96,44 @@ def test_the_exit_walks_nothing_of_the_run(project: Callable[..., Path],
 def test_the_exit_is_left_alone_where_the_plugin_is_not_used(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_plain="def test_one():\n    pass\n")
     assert _tracked_at_exit(pytester) > 5000
+
+
+#: a conftest.py that leaves a cycle whose finalizer raises, found only by pytest's own
+#: collections at unconfigure, and counts what those walk
+_LATE_CYCLE = '''
+import gc
+
+
+class Loop:
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        raise RuntimeError("left in a cycle at the end")
+
+
+def pytest_sessionfinish(session):
+    Loop()
+
+
+def pytest_unconfigure(config):  # after the plugin's (tryfirst), before pytest's collections
+    with open("tracked.txt", "w") as f:
+        f.write(str(len(gc.get_objects())))
+'''
+
+
+def test_garbage_left_at_the_end_is_still_reported(project: Callable[..., Path],
+                                                  pytester: pytest.Pytester) -> None:
+    """The plugin's collection before pytest's at unconfigure (after which what is alive
+    is frozen) frees the tests' last garbage while pytest's hook for unraisable exceptions
+    listens: the warning pytest gives without the plugin is given with it. What pytest's
+    collections walk then is only what was made after."""
+    project({"x.yaml": "cases:\n  - {id: X-1, request: {input: 你好}}\n"})
+    pytester.makeconftest(_LATE_CYCLE)
+    result = pytester.runpytest_subprocess("cases", "-q", "-p", "no:cacheprovider",
+                                           "-p", "no:hypothesispytest")
+    assert result.ret == 0, result.stdout.str()
+    text = result.stdout.str() + result.stderr.str()
+    assert "PytestUnraisableExceptionWarning" in text, text
+    assert "left in a cycle at the end" in text, text
+    assert int((pytester.path / "tracked.txt").read_text()) < 500
