@@ -213,7 +213,9 @@ def test_a_worker_waits_for_a_live_claimer_and_compiles_when_it_is_gone(tmp_path
 
     t = threading.Thread(target=lambda: first.get(case, "a.yaml", slow))
     t.start()
-    time.sleep(0.05)  # the first has claimed it: the other waits, and compiles nothing
+    claim = _entry(tmp_path, case, ".claim")
+    while not claim.exists():  # the first has claimed it: the other waits, compiles nothing
+        time.sleep(0.005)
     assert other.get(case, "a.yaml", lambda: calls.append("other") or ["x"]) == ["compiled"]
     t.join()
     assert calls == ["first"] and other.counts == {"compiled": 0, "loaded": 1, "alone": 0}
