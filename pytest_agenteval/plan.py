@@ -7,7 +7,6 @@ collection, so every rule type and param error surfaces there, with its line.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -71,9 +70,11 @@ class TurnPlan:
     #: what the judge scores (``None``: the judge is switched off for this turn)
     judge: JudgeWish | None = _ALL
 
-    @functools.cached_property
+    @property
     def expectation(self) -> r.Expectation:
-        """The expectation as every result of this turn records it (built once, shared)."""
+        """The expectation as a result of this turn records it: made for each result and let
+        go of with it (kept on the plan, 11,000 of them stayed until the end of a
+        10,000-case run, three objects each for every full collection to walk)."""
         exp = self.expected
         return r.Expectation(behavior=exp.behavior, outcome=exp.outcome,
                              intent_code=exp.intent_code, assertions=dict(exp.assertions))
@@ -108,9 +109,10 @@ class ItemPlan:
             return max(1, int(self.simulate.max_turns))
         return max(1, len(self.turns))
 
-    @functools.cached_property
+    @property
     def messages(self) -> list[r.Message]:
-        """The initial history as results record it (built once, shared)."""
+        """The initial history as a result records it: made for each result and let go of
+        with it (see :attr:`TurnPlan.expectation`)."""
         return [r.Message.model_validate(h) for h in self.history]
 
 

@@ -118,9 +118,10 @@ def _freeze_once(cases: list[CaseItem]) -> None:
     the objects of the previous one (nor undo a freeze of someone else's).
 
     The instance dicts of the items and their plans are made first: Python makes an
-    object's ``__dict__`` only when it is asked for, which the run's cached properties
-    (pytest's ``location``, a plan's ``messages``, a turn's ``expectation``) would do
-    after the freeze — three dicts an item for every full collection to walk.
+    object's ``__dict__`` only when it is asked for, which a cached property (pytest's
+    ``location`` of an item) does, after the freeze otherwise — a dict an item for every
+    full collection to walk. What the run makes of a plan for each result (a turn's
+    expectation, the initial history) is not kept on the plan: it goes with the result.
     """
     if gc.get_freeze_count() == 0:
         for item in cases:
