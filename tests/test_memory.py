@@ -144,3 +144,19 @@ def test_garbage_left_at_the_end_is_still_reported(project: Callable[..., Path],
     assert "left in a cycle at the end" in text, text
     tracked = int((pytester.path / "tracked.txt").read_text())
     assert tracked > 5000 if dev_mode else tracked < 500, tracked
+
+
+def test_a_plan_keeps_nothing_a_result_records() -> None:
+    """A turn's expectation and an item's initial history, as a result records them, are
+    made for that result and go with it: kept on the plan (made after the freeze), they
+    stayed for every full collection to walk until the end of the run."""
+    from pytest_agenteval.model.cases import Case
+    from pytest_agenteval.plan import compile_case
+
+    plan = compile_case(Case.model_validate({
+        "id": "K-1", "request": {"input": "你好", "history": [
+            {"role": "user", "content": "在吗"}]}, "expected": {"behavior": "GREETING"}}))
+    turn = plan.turns[0]
+    assert turn.expectation == turn.expectation and turn.expectation is not turn.expectation
+    assert plan.messages == plan.messages and plan.messages is not plan.messages
+    assert "expectation" not in vars(turn) and "messages" not in vars(plan)
