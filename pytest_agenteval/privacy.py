@@ -237,27 +237,49 @@ class Masker:
         itself is a reference cycle, and one per call would be garbage for the collector."""
         memo, text, number = self._memo, self.text, self._number
 
-        def walk(v: Any) -> Any:  # one call per node, the memo inlined: results are large
+        # results are large: the memo is inlined, and a mapping's text, None and bool
+        # values take no call of their own
+        def mapping(v: dict[Any, Any]) -> dict[str, Any]:
+            out = {}
+            for k, x in v.items():
+                key = memo.get(k) if type(k) is str else None
+                if key is None:
+                    key = text(k if type(k) is str else str(k))
+                of = type(x)
+                if of is str:
+                    hit = memo.get(x)
+                    out[key] = hit if hit is not None else text(x)
+                elif x is None or of is bool:
+                    out[key] = x
+                else:
+                    out[key] = walk(x)
+            return out
+
+        def walk(v: Any) -> Any:
             kind = type(v)
             if kind is str:
                 hit = memo.get(v)
                 return hit if hit is not None else text(v)
             if kind is dict:
-                return {(memo.get(k) or text(k)) if type(k) is str else text(str(k)): walk(x)
-                        for k, x in v.items()}
+                return mapping(v)
             if kind is list or kind is tuple:
                 return [walk(x) for x in v]
             if v is None or kind is bool:
                 return v
             if kind is int or kind is float:
                 return v if -_SMALL < v < _SMALL else number(v)
-            if isinstance(v, dict):  # a subclass: as its plain form
-                return walk(dict(v))
-            if isinstance(v, list | tuple):
-                return walk(list(v))
-            return text(str(v))
+            return self._other(v)
 
         return walk
+
+    def _other(self, value: Any) -> Any:
+        """What :meth:`data` makes of a value of no JSON type of its own: a mapping or
+        sequence subclass as its plain form, anything else as its masked text."""
+        if isinstance(value, dict):
+            return self._walk(dict(value))
+        if isinstance(value, list | tuple):
+            return self._walk(list(value))
+        return self.text(str(value))
 
     def _number(self, value: float) -> Any:
         text = str(value)

@@ -296,3 +296,41 @@ def test_a_half_character_becomes_a_replacement_character_and_hashes_anyway() ->
         "\ufffd好", "\ufffd", "c\ufffd")
     assert cache_key("\ud83d") != cache_key("\ud83e")
     assert fenced({"reply": "\ud83d"})[0]
+
+
+def _reference_data(m: Masker, v: object) -> object:
+    """What :meth:`Masker.data` is, written plainly: every string masked (mapping keys
+    too), lists and tuples as lists, None and bools kept, numbers masked by their digits,
+    anything else as its masked text."""
+    if isinstance(v, str):
+        return m.text(v)
+    if isinstance(v, dict):
+        return {m.text(k if isinstance(k, str) else str(k)): _reference_data(m, x)
+                for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_reference_data(m, x) for x in v]
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, int | float):
+        masked = m.text(str(v))
+        return v if masked == str(v) else masked
+    return m.text(str(v))
+
+
+_TEXT = st.one_of(st.lists(_PIECES, max_size=12).map("".join), st.text(max_size=8))
+_SCALAR = st.one_of(st.none(), st.booleans(), _TEXT, st.integers(), st.floats(allow_nan=False),
+                    st.integers(min_value=10**10, max_value=10**12))
+_DATA = st.recursive(_SCALAR, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.tuples(inner, inner),
+    st.dictionaries(st.one_of(_TEXT, st.integers()), inner, max_size=4)), max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_DATA)
+def test_data_is_the_plain_walk(value: object) -> None:
+    """The walk's shortcuts (the memo, a mapping's scalars without a call) change nothing:
+    the same masked copy as the plain definition, with a masker fresh or already warm."""
+    fresh, warm = Masker(secrets=["tok123"]), Masker(secrets=["tok123"])
+    warm.data(value)
+    assert fresh.data(value) == _reference_data(Masker(secrets=["tok123"]), value)
+    assert warm.data(value) == fresh.data(value)
