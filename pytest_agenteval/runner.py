@@ -117,18 +117,15 @@ def _freeze_once(cases: list[CaseItem]) -> None:
     second less CPU. Once per process, so that in-process pytester runs do not each pin
     the objects of the previous one (nor undo a freeze of someone else's).
 
-    The instance dicts of the items and their plans are made first: Python makes an
-    object's ``__dict__`` only when it is asked for, which a cached property (pytest's
-    ``location`` of an item) does, after the freeze otherwise — a dict an item for every
-    full collection to walk. What the run makes of a plan for each result (a turn's
-    expectation, the initial history) is not kept on the plan: it goes with the result.
+    The items' instance dicts are made first: Python makes an object's ``__dict__`` only
+    when it is asked for, which a cached property (pytest's ``location`` of an item) does,
+    after the freeze otherwise — a dict an item for every full collection to walk. What
+    the run makes of a plan for each result (a turn's expectation, the initial history)
+    is not kept on the plan: it goes with the result.
     """
     if gc.get_freeze_count() == 0:
         for item in cases:
             vars(item)
-            vars(item.plan)
-            for turn in item.plan.turns:
-                vars(turn)
         gc.freeze()
 
 
