@@ -244,7 +244,7 @@ class Masker:
             for k, x in v.items():
                 key = memo.get(k) if type(k) is str else None
                 if key is None:
-                    key = text(k if type(k) is str else str(k))
+                    key = text(str(k))  # a str is itself
                 of = type(x)
                 if of is str:
                     hit = memo.get(x)
