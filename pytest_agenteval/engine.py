@@ -130,6 +130,8 @@ class Engine:
         #: their difference is what the look-ahead holds
         self._admitted = 0
         self._handed = 0
+        #: a :meth:`_refill` is scheduled on the loop and has not started yet
+        self._refill_due = False
         self._closed = False
         #: nothing more is sent (Ctrl-C, the controller's stop): set by halt() and close()
         self._halted = False
@@ -178,6 +180,11 @@ class Engine:
                     return
                 key = heapq.heappop(queue)[2]
             self._begin(key)
+
+    def _refill(self) -> None:
+        """On the loop: :meth:`_fill` for the room that results handed out have made."""
+        self._refill_due = False
+        self._fill()
 
     def _begin(self, key: str) -> None:
         with self._lock:
@@ -259,8 +266,11 @@ class Engine:
                 self._started.pop(key, None)
             if fut is not None:
                 self._handed += 1
-                if self._pending and self._thread.is_alive():  # room for one more
-                    self._loop.call_soon_threadsafe(self._fill)
+                # room for one more: the loop is woken (a system call) unless a wake-up it
+                # has not taken yet will see this room too (_refill clears the flag first)
+                if self._pending and not self._refill_due and self._thread.is_alive():
+                    self._refill_due = True
+                    self._loop.call_soon_threadsafe(self._refill)
 
     def _wait(self, key: str, plan: ItemPlan, trial: int) -> ItemResult:
         fut = self.submit(key, plan, trial)

@@ -104,6 +104,14 @@ def test_the_engine_runs_ahead_at_most_its_look_ahead_while_pytest_is_slow(
                 time.sleep(0.01)
             time.sleep(0.3)
             assert len(agent.requests) == limit + 5  # room for five more, and no more
+            # one at a time, each once the last one's room was taken: every hand-out after
+            # the loop's last refill wakes it again (none is lost to the coalescing)
+            for n, (key, plan) in enumerate(plans[5:10], start=1):
+                assert engine.result(key, plan).status == "passed"
+                deadline = time.monotonic() + 10
+                while len(agent.requests) < limit + 5 + n and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                assert len(agent.requests) == limit + 5 + n
         finally:
             engine.close()
 
