@@ -212,8 +212,7 @@ class _PhaseHooks:
             # the plugins the file's own hooks leave out (conftests of other folders), too
             drop = [impl.plugin for impl in getattr(pm.hook, name).get_hookimpls()
                     if impl.plugin not in kept or impl.plugin in without]
-            setattr(self, name, pm.subset_hook_caller(name, drop) if drop else getattr(
-                pm.hook, name))
+            setattr(self, name, pm.subset_hook_caller(name, drop))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._hooks, name)
