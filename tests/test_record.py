@@ -337,3 +337,30 @@ def test_a_per_item_json_text_reads_back_as_the_json_module_reads_it() -> None:
     assert json_value('{"a": "\\ud83d"}') == json.loads('{"a": "\\ud83d"}') == {"a": "\ud83d"}
     with pytest.raises(ValueError):
         json_value('{"a": ')
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1 << 20])
+def test_results_json_copies_the_lines_file_byte_for_byte_across_blocks(tmp_path, monkeypatch,
+                                                                         block) -> None:
+    """results.json's cases are the lines of results.jsonl: copied in blocks when every line
+    is wanted (a record straddles blocks of any size), a line at a time when some are not;
+    both give the text that joining the lines gives."""
+    from pytest_agenteval.report import record as rec
+
+    monkeypatch.setattr(rec, "_BLOCK", block)
+    values = [{"id": f"K-{i}", "reply": "好的\n" * i, "n": i} for i in range(12)]
+
+    def written(keep) -> tuple[bytes, list[dict]]:
+        writer = rec.RunRecorder(tmp_path / f"reports-{len(keep)}")
+        starts = [writer.append(v) for v in values]
+        if len(keep) == len(values):  # every line: the blocks, not a line at a time
+            monkeypatch.setattr(writer, "lines", None)
+        path = writer.finish({"run": {}, "cases": None}, [starts[i] for i in keep])
+        return path.read_bytes(), json.loads(path.read_text(encoding="utf-8"))["cases"]
+
+    for keep in (range(12), [0, 3, 11], []):
+        text, cases = written(list(keep))
+        assert cases == [values[i] for i in keep]
+        lines = b",\n    ".join(rec.json_line(values[i]) for i in keep)
+        assert text == (b'{\n  "run": {},\n  "cases": ['
+                        + (b"\n    " + lines + b"\n  ]" if keep else b"]") + b"\n}\n")

@@ -357,7 +357,7 @@ def write(merged: Merged, out_dir: Path, lang: str | None, titles: Mapping[str, 
     """``results.jsonl``, ``results.json`` and ``report.html`` in ``out_dir``."""
     from .digest import Digest
     from .html import write_report
-    from .record import _write_document
+    from .record import _write_document, joined
 
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(c, ensure_ascii=False) for c in merged.cases]
@@ -365,7 +365,7 @@ def write(merged: Merged, out_dir: Path, lang: str | None, titles: Mapping[str, 
     path = out_dir / "results.json"
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("wb") as f:
-        _write_document(f, merged.document, (line.encode() for line in lines))
+        _write_document(f, merged.document, joined(line.encode() for line in lines))
     tmp.replace(path)
     digest = Digest()
     for c in merged.cases:
