@@ -421,3 +421,77 @@ def test_every_family_is_json_native() -> None:
             "knowledge", "stability"} <= set(out)
     for value in out.values():
         assert json.loads(json.dumps(value, allow_nan=False)) == value
+
+
+def _plain_judge(items: Sequence[ItemResult]) -> dict[str, Any]:
+    """The judge and knowledge figures by their definitions, over every judged turn at
+    once (what the folders computed before they folded a turn at a time)."""
+    from pytest_agenteval.metrics.rates import rate_by_case
+
+    judged = [(i.id, t.judge) for i in items for t in i.turns if t.judge.judged]
+    by_dim: dict[str, list[int]] = {}
+    dist: dict[str, dict[str, int]] = {}
+    for _, v in judged:
+        for d, s in (v.scores or {}).items():
+            cell = dist.setdefault(d, dict.fromkeys(("1", "2", "3", "4", "5", "null"), 0))
+            cell["null" if s is None else str(s)] += 1
+            if s is not None:
+                by_dim.setdefault(d, []).append(s)
+    pooled = [s for v in by_dim.values() for s in v]
+    lat = [v.latency_ms for _, v in judged if v.latency_ms is not None]
+    facts = by_dim.get("factual_accuracy", [])
+    return {
+        "dimensions": {d: (sum(by_dim.get(d, [])) / len(by_dim[d]) if by_dim.get(d) else None,
+                           len(by_dim.get(d, [])), dist[d]) for d in dist},
+        "mean": sum(pooled) / len(pooled) if pooled else None,
+        "verdicts": {s: sum(v.status == s for _, v in judged)
+                     for s in ("passed", "review", "failed")},
+        "review": rate_by_case((c, float(v.status == "review")) for c, v in judged),
+        "fact_risk": rate_by_case((c, float(bool(v.fact_risk))) for c, v in judged),
+        "latency": (len(lat), sum(lat) / len(lat) if lat else None),
+        "faithfulness": (sum(facts) / len(facts) if facts else None, len(facts)),
+    }
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_judge_and_knowledge_folders_give_the_plain_definitions(seed: int) -> None:
+    """Random runs (repeated case ids, scenarios, null and missing scores, a rubric's own
+    dimension, unjudged turns), the items in a shuffled order: the folded figures equal
+    the definitions computed over all judged turns at once, in any arrival order."""
+    import random
+
+    from pytest_agenteval.model.cases import DIMENSIONS
+
+    rnd = random.Random(seed)
+    dims = ("relevance", "factual_accuracy", "lead_value", "my_own")
+
+    def verdict() -> JudgeResult:
+        if rnd.random() < 0.2:
+            return JudgeResult(reason="invalid judge reply", reason_code="contract_violation")
+        scores = {d: rnd.choice([None, 1, 2, 3, 4, 5]) for d in dims if rnd.random() < 0.7}
+        return judged(rnd.choice(["passed", "review", "failed"]), scores,
+                      fact_risk=rnd.random() < 0.3, latency=rnd.uniform(50, 500))
+
+    items = []
+    for _ in range(rnd.randint(0, 60)):
+        cid = f"C-{rnd.randint(0, 25)}"  # a repeated id: its trials cluster
+        if rnd.random() < 0.3:
+            items.append(scenario(cid, "passed", *[turn(judge=verdict())
+                                                   for _ in range(rnd.randint(1, 4))]))
+        else:
+            items.append(item(cid, judge=verdict()))
+    want = _plain_judge(items)
+    for order in (items, rnd.sample(items, len(items))):
+        out = compute(JudgeFamily, order)
+        got_dims = {d: (v.mean, v.n, v.distribution) for d, v in out.dimensions.items()}
+        assert got_dims == want["dimensions"]
+        assert list(out.dimensions) == ([d for d in DIMENSIONS if d in got_dims]
+                                        + (["my_own"] if "my_own" in got_dims else []))
+        assert out.mean == want["mean"] and out.verdicts == want["verdicts"]
+        assert out.judged_turns == sum(want["verdicts"].values())
+        assert out.review_rate.model_dump() == want["review"]
+        assert out.fact_risk_rate.model_dump() == want["fact_risk"]
+        assert (out.latency_ms.n, out.latency_ms.mean) == pytest.approx(want["latency"])
+        knowledge = compute(KnowledgeFamily, order)
+        assert (knowledge.faithfulness, knowledge.faithfulness_n) == want["faithfulness"]
+        assert knowledge.fact_risk_rate.model_dump() == want["fact_risk"]

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from .rates import rate_by_case
+from .rates import CaseTally, rate_by_case
 
 if TYPE_CHECKING:
     from ..model.gates import GateMetric
@@ -103,9 +103,9 @@ def number(value: float | None, unit: str = "") -> str:
     return "not evaluated" if value is None else f"{value:.0f}{unit}"
 
 
-def rate(members: Iterable[tuple[str, float]]) -> Rate:
-    """:func:`~.rates.rate_by_case` as a model."""
-    return Rate(**rate_by_case(members))
+def rate(members: Iterable[tuple[str, float]] | CaseTally) -> Rate:
+    """:func:`~.rates.rate_by_case` as a model (of a tally: what it folded)."""
+    return Rate(**(members.result() if isinstance(members, CaseTally) else rate_by_case(members)))
 
 
 def pass_rate_of(members: Sequence[tuple[str, str]]) -> PassRate:

@@ -11,6 +11,7 @@ from pydantic import Field
 from ..model.cases import DIMENSIONS
 from ..model.results import ItemResult, JudgeResult
 from ._family import Family, Folder, GateValue, MetricModel, Rate, RunData, RunMetrics, pct, rate
+from .rates import CaseTally
 from .summary import percentile
 
 __all__ = ["JudgeFamily", "JudgeModel", "KnowledgeFamily", "Verdict", "review_entries",
@@ -100,8 +101,7 @@ class JudgeModel(MetricModel):
     latency_ms: JudgeLatency
 
 
-def _latency(judged: Sequence[Unit]) -> JudgeLatency:
-    values = [float(v.latency_ms) for _, v in judged if v.latency_ms is not None]
+def _latency(values: Sequence[float]) -> JudgeLatency:
     return JudgeLatency(n=len(values), mean=mean(values), p50=percentile(values, 50),
                         p95=percentile(values, 95))
 
@@ -149,20 +149,47 @@ class JudgeFamily(Family[JudgeModel]):
         return lines
 
 
-def _dimensions(judged: Sequence[Unit],
-                scores: dict[str, list[tuple[tuple[str, int], int]]]) -> dict[str, DimensionMean]:
-    dist: dict[str, Counter[str]] = defaultdict(Counter)
-    for _, v in judged:
-        for dim, score in (v.scores or {}).items():
-            dist[dim]["null" if score is None else str(score)] += 1
-    # the rubric's seven in their order, then a rubric's own dimensions by name
-    order = [d for d in DIMENSIONS if d in dist] + sorted(d for d in dist if d not in DIMENSIONS)
-    out = {}
-    for d in order:
-        values = [s for _, s in scores.get(d, [])]
-        out[d] = DimensionMean(mean=mean(values), n=len(values), distribution={
-            k: dist[d].get(k, 0) for k in ("1", "2", "3", "4", "5", "null")})
-    return out
+class _Scores:
+    """The judged turns' scores, folded one verdict at a time: per dimension the sum and
+    the count of its non-null scores (integers: the means do not depend on the order the
+    verdicts came in), and how many turns gave each score or null."""
+
+    __slots__ = ("dist", "sums")
+
+    def __init__(self) -> None:
+        self.sums: dict[str, list[int]] = {}  # dimension → [Σ score, n]
+        self.dist: dict[str, Counter[str]] = defaultdict(Counter)
+
+    def add(self, scores: dict[str, int | None] | None) -> None:
+        for dim, score in (scores or {}).items():
+            if score is None:
+                self.dist[dim]["null"] += 1
+                continue
+            self.dist[dim][str(score)] += 1
+            acc = self.sums.get(dim)
+            if acc is None:
+                self.sums[dim] = [score, 1]
+            else:
+                acc[0] += score
+                acc[1] += 1
+
+    def mean(self, dim: str | None = None) -> tuple[float | None, int]:
+        """The mean of one dimension's non-null scores, or of every score pooled, and n."""
+        parts = list(self.sums.values()) if dim is None else [self.sums.get(dim, [0, 0])]
+        total, n = sum(p[0] for p in parts), sum(p[1] for p in parts)
+        return (total / n if n else None), n
+
+    def dimensions(self) -> dict[str, DimensionMean]:
+        dist = self.dist
+        # the rubric's seven in their order, then a rubric's own dimensions by name
+        order = ([d for d in DIMENSIONS if d in dist]
+                 + sorted(d for d in dist if d not in DIMENSIONS))
+        out = {}
+        for d in order:
+            m, n = self.mean(d)
+            out[d] = DimensionMean(mean=m, n=n, distribution={
+                k: dist[d].get(k, 0) for k in ("1", "2", "3", "4", "5", "null")})
+        return out
 
 
 def review_queue(items: Iterable[ItemResult]) -> list[dict[str, object]]:
@@ -220,33 +247,50 @@ class KnowledgeFamily(Family[KnowledgeModel]):
 
 class _KnowledgeFolder(Folder[KnowledgeModel]):
     def __init__(self) -> None:
-        self.rows: list[tuple[str, float]] = []
-        self.judged: list[Unit] = []
+        self.rows = CaseTally()
+        self.rows_evaluated = 0
+        self.facts = [0, 0]  # Σ factual_accuracy score, n (non-null, judged turns)
+        self.fact_risk = CaseTally()
 
     def add(self, item: ItemResult) -> None:
-        self.rows += [(item.id, float(row.status == "passed")) for _, row in item.rule_rows()
-                      if row.type == "knowledge_points"
-                      and row.status not in ("not_applicable", "error")]
-        self.judged += verdicts(item)
+        for _, row in item.rule_rows():
+            if row.type == "knowledge_points" and row.status not in ("not_applicable", "error"):
+                self.rows.add(item.id, float(row.status == "passed"))
+                self.rows_evaluated += 1
+        for t in item.turns:
+            v = t.judge
+            if v.judged:
+                score = (v.scores or {}).get("factual_accuracy")
+                if score is not None:
+                    self.facts[0] += score
+                    self.facts[1] += 1
+                self.fact_risk.add(item.id, float(bool(v.fact_risk)))
 
     def result(self) -> KnowledgeModel:
-        judged = self.judged
-        facts = [s for _, s in scores_by_dimension(judged).get("factual_accuracy", [])]
+        total, n = self.facts
         return KnowledgeModel(
-            rows_evaluated=len(self.rows),
+            rows_evaluated=self.rows_evaluated,
             required_coverage=rate(self.rows),
-            faithfulness=mean(facts),
-            faithfulness_n=len(facts),
-            fact_risk_rate=rate((k[0], float(bool(v.fact_risk))) for k, v in judged),
+            faithfulness=total / n if n else None,
+            faithfulness_n=n,
+            fact_risk_rate=rate(self.fact_risk),
         )
 
 
 class _JudgeFolder(Folder[JudgeModel]):
+    """Folds each turn's verdict as its item arrives: the end of the run sorts the tallies
+    by case id and sums them, and walks no list of 10,000 verdicts."""
+
     def __init__(self) -> None:
-        self.owed: list[tuple[str, float]] = []
+        self.owed = CaseTally()
+        self.expected = 0
         self.missing: Counter[str] = Counter()
         self.codes: Counter[str] = Counter()
-        self.judged: list[Unit] = []
+        self.statuses: Counter[str] = Counter()
+        self.scores = _Scores()
+        self.review = CaseTally()
+        self.fact_risk = CaseTally()
+        self.latencies: list[float] = []
         self.configured = False
         self.calls = self.rule_calls = self.task_calls = self.cache_hits = 0
 
@@ -254,7 +298,8 @@ class _JudgeFolder(Folder[JudgeModel]):
         for t in item.turns:
             v = t.judge
             if _owed(item, v, t.status):
-                self.owed.append((item.id, float(v.judged)))
+                self.owed.add(item.id, float(v.judged))
+                self.expected += 1
                 if not v.judged:
                     self.missing[v.reason] += 1
                     self.codes[v.reason_code or "unknown"] += 1
@@ -262,19 +307,23 @@ class _JudgeFolder(Folder[JudgeModel]):
             self.calls += v.calls + t.rule_judge_calls
             self.rule_calls += t.rule_judge_calls
             self.cache_hits += v.cached
+            if v.judged:
+                self.statuses[v.status] += 1
+                self.scores.add(v.scores)
+                self.review.add(item.id, float(v.status == "review"))
+                self.fact_risk.add(item.id, float(bool(v.fact_risk)))
+                if v.latency_ms is not None:
+                    self.latencies.append(float(v.latency_ms))
         self.task_calls += item.task.judge_calls
-        self.judged += verdicts(item)
 
     def result(self) -> JudgeModel:
-        configured, judged = self.configured, self.judged
-        scores = scores_by_dimension(judged)
-        counted = Counter(v.status for _, v in judged)
+        configured, counted = self.configured, self.statuses
         return JudgeModel(
             configured=configured,
             reason=None if configured else "no judge configured",
             reason_code=None if configured else "no_judge",
-            expected_turns=len(self.owed),
-            judged_turns=len(judged),
+            expected_turns=self.expected,
+            judged_turns=sum(counted.values()),
             availability=rate(self.owed),
             not_evaluated_reasons=dict(self.missing.most_common()),
             not_evaluated=dict(self.codes.most_common()),
@@ -283,9 +332,9 @@ class _JudgeFolder(Folder[JudgeModel]):
             task_calls=self.task_calls,
             cache_hits=self.cache_hits,
             verdicts={s: counted.get(s, 0) for s in JUDGED},
-            dimensions=_dimensions(judged, scores),
-            mean=mean([s for v in scores.values() for _, s in v]),
-            review_rate=rate((k[0], float(v.status == "review")) for k, v in judged),
-            fact_risk_rate=rate((k[0], float(bool(v.fact_risk))) for k, v in judged),
-            latency_ms=_latency(judged),
+            dimensions=self.scores.dimensions(),
+            mean=self.scores.mean()[0],
+            review_rate=rate(self.review),
+            fact_risk_rate=rate(self.fact_risk),
+            latency_ms=_latency(self.latencies),
         )

@@ -19,6 +19,7 @@ from typing import Any
 
 __all__ = [
     "Z95",
+    "CaseTally",
     "clustered_rate",
     "is_flaky",
     "pass_hat_k",
@@ -129,6 +130,27 @@ def clustered_rate(per_cluster: Sequence[tuple[float, int]], z: float = Z95) -> 
             "n_eff": n_eff, "method": "clustered"}
 
 
+class CaseTally:
+    """:func:`rate_by_case` folded one member at a time: a metric folder adds each
+    ``(case id, success)`` as its item arrives, and the end of the run only sums and
+    sorts by id."""
+
+    __slots__ = ("_by_case",)
+
+    def __init__(self) -> None:
+        self._by_case: dict[str, list[float]] = defaultdict(list)
+
+    def add(self, case_id: str, success: float) -> None:
+        self._by_case[case_id].append(success)
+
+    def result(self, z: float = Z95) -> dict[str, Any]:
+        """:func:`rate_by_case` of the members added, in the order they were."""
+        grouped = self._by_case
+        # in the order of the ids: the items of an xdist run arrive in another order, and
+        # the float sums of the clustered interval must not depend on it
+        return clustered_rate([(sum(grouped[k]), len(grouped[k])) for k in sorted(grouped)], z)
+
+
 def rate_by_case(members: Iterable[tuple[str, float]], z: float = Z95) -> dict[str, Any]:
     """A rate over denominator members tagged with their case id.
 
@@ -137,12 +159,10 @@ def rate_by_case(members: Iterable[tuple[str, float]], z: float = Z95) -> dict[s
     and the interval is :func:`clustered_rate` over the ids (Wilson when every
     id occurs once).
     """
-    grouped: dict[str, list[float]] = defaultdict(list)
+    tally = CaseTally()
     for case_id, success in members:
-        grouped[case_id].append(success)
-    # in the order of the ids: the items of an xdist run arrive in another order, and the
-    # float sums of the clustered interval must not depend on it
-    return clustered_rate([(sum(grouped[k]), len(grouped[k])) for k in sorted(grouped)], z)
+        tally.add(case_id, success)
+    return tally.result(z)
 
 
 def _check_counts(counts: Sequence[tuple[int, int]]) -> None:
