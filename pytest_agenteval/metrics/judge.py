@@ -248,7 +248,6 @@ class KnowledgeFamily(Family[KnowledgeModel]):
 class _KnowledgeFolder(Folder[KnowledgeModel]):
     def __init__(self) -> None:
         self.rows = CaseTally()
-        self.rows_evaluated = 0
         self.facts = [0, 0]  # Σ factual_accuracy score, n (non-null, judged turns)
         self.fact_risk = CaseTally()
 
@@ -256,7 +255,6 @@ class _KnowledgeFolder(Folder[KnowledgeModel]):
         for _, row in item.rule_rows():
             if row.type == "knowledge_points" and row.status not in ("not_applicable", "error"):
                 self.rows.add(item.id, float(row.status == "passed"))
-                self.rows_evaluated += 1
         for t in item.turns:
             v = t.judge
             if v.judged:
@@ -269,7 +267,7 @@ class _KnowledgeFolder(Folder[KnowledgeModel]):
     def result(self) -> KnowledgeModel:
         total, n = self.facts
         return KnowledgeModel(
-            rows_evaluated=self.rows_evaluated,
+            rows_evaluated=len(self.rows),
             required_coverage=rate(self.rows),
             faithfulness=total / n if n else None,
             faithfulness_n=n,
@@ -283,7 +281,6 @@ class _JudgeFolder(Folder[JudgeModel]):
 
     def __init__(self) -> None:
         self.owed = CaseTally()
-        self.expected = 0
         self.missing: Counter[str] = Counter()
         self.codes: Counter[str] = Counter()
         self.statuses: Counter[str] = Counter()
@@ -299,7 +296,6 @@ class _JudgeFolder(Folder[JudgeModel]):
             v = t.judge
             if _owed(item, v, t.status):
                 self.owed.add(item.id, float(v.judged))
-                self.expected += 1
                 if not v.judged:
                     self.missing[v.reason] += 1
                     self.codes[v.reason_code or "unknown"] += 1
@@ -322,7 +318,7 @@ class _JudgeFolder(Folder[JudgeModel]):
             configured=configured,
             reason=None if configured else "no judge configured",
             reason_code=None if configured else "no_judge",
-            expected_turns=self.expected,
+            expected_turns=len(self.owed),
             judged_turns=sum(counted.values()),
             availability=rate(self.owed),
             not_evaluated_reasons=dict(self.missing.most_common()),

@@ -143,6 +143,10 @@ class CaseTally:
     def add(self, case_id: str, success: float) -> None:
         self._by_case[case_id].append(success)
 
+    def __len__(self) -> int:
+        """The members added (the rate's denominator)."""
+        return sum(len(v) for v in self._by_case.values())
+
     def result(self, z: float = Z95) -> dict[str, Any]:
         """:func:`rate_by_case` of the members added, in the order they were."""
         grouped = self._by_case
