@@ -46,6 +46,8 @@ class Recorder:
         self.duplicates: list[str] = []
         self.unloadable: list[str] = []
         self.lost: dict[str, str] = {}
+        #: items pytest skipped before they produced a result → why (masked)
+        self.skipped: dict[str, str] = {}
         self.metrics: RunMetrics | None = None
         self.completeness: Completeness | None = None
         self.gate: GateResult | None = None
@@ -166,6 +168,19 @@ class Recorder:
                 text += (" — the worker died with this item (or one it was running ahead)"
                          " in flight; the rest of its share was re-run on other workers")
             self.lost[report.nodeid] = f"no result ({report.when}): {text}"
+        elif report.skipped and report.nodeid not in self.lines:
+            self.skipped.setdefault(report.nodeid, self._skip_reason(report))
+
+    def _skip_reason(self, report: pytest.TestReport) -> str:
+        """Why pytest skipped an item, as it says it (``-rs``), masked and cut."""
+        xfail = getattr(report, "wasxfail", None)
+        if isinstance(xfail, str):
+            text = f"xfail: {xfail.removeprefix('[NOTRUN] ')}"
+        elif isinstance(report.longrepr, (tuple, list)) and len(report.longrepr) == 3:
+            text = str(report.longrepr[2]).removeprefix("Skipped: ")
+        else:
+            text = str(report.longrepr or "")
+        return clip(self.project.masker.text(text or "skipped"), 300)
 
     def _record(self, nodeid: str, payload: dict[str, Any], text: str | None = None,
                 typed: tuple[ItemResult, bytes] | None = None) -> None:
@@ -269,14 +284,18 @@ class Recorder:
         session.exitstatus = exit_status(mode, int(session.exitstatus), self.gate.result)
 
     def _subset(self) -> str | None:
-        """How the selection was narrowed, if it was: ``-k``, ``-m``, ``--lf``, node ids."""
+        """How the selection was narrowed, if it was: ``-k``, ``-m``, ``--lf``, node ids,
+        items that pytest skipped."""
+        from .metrics.gates import skipped_part
+
         get = self.config.getoption
         parts = [f"-k {get('keyword', '')}" if get("keyword", "") else "",
                  f"-m {get('markexpr', '')}" if get("markexpr", "") else "",
                  "--lf" if get("lf", False) else "",
                  "--deselect" if get("deselect", None) else "",
                  f"--agenteval-shard {get('agenteval_shard')}" if get("agenteval_shard") else "",
-                 "node ids" if any("::" in str(a) for a in self.config.args) else ""]
+                 "node ids" if any("::" in str(a) for a in self.config.args) else "",
+                 skipped_part(len(self.completeness.skipped) if self.completeness else 0)]
         named = [p for p in parts if p]
         return self.project.masker.text(", ".join(named)) if named else None
 
@@ -333,12 +352,14 @@ class Recorder:
 
     def _completeness(self, session: pytest.Session, exitstatus: int) -> Completeness:
         expected = self.expected or []
-        missing = [n for n in expected if n not in self.lines]
+        missing = [n for n in expected if n not in self.lines and n not in self.skipped]
         stopped = bool(session.shouldstop or session.shouldfail
                        or exitstatus == pytest.ExitCode.INTERRUPTED)
         return Completeness(
             expected=len(expected), received=len(self.lines), missing=missing,
-            lost=dict(self.lost), duplicates=sorted(set(self.duplicates)),
+            lost=dict(self.lost), skipped={n: self.skipped[n] for n in expected
+                                           if n in self.skipped and n not in self.lines},
+            duplicates=sorted(set(self.duplicates)),
             collection_errors=sorted(set(self.unloadable)), stopped_early=stopped,
             complete=not missing and not self.duplicates and not self.unloadable)
 

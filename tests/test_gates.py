@@ -250,3 +250,22 @@ def test_a_red_line_nobody_checked_blocks(gated, pytester) -> None:
         "GATE: BLOCK  (rules/gates.yaml)",
         "  - red line BR-900 was evaluated 0 times: *",
         "  - subset run (-k OK): the gate covers the selected items only"])
+
+
+def test_a_skipped_item_narrows_the_gate_like_a_subset_and_says_so(gated, pytester) -> None:
+    gated("red_lines: [BR-900]\nformal_requires_reviewed: false\n")
+    pytester.makeconftest("import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+                          "    for item in items:\n"
+                          "        if item.name == 'BYE-1':\n"
+                          "            item.add_marker(pytest.mark.skip(reason='flaky'))\n")
+    result = pytester.runpytest("cases", "--agenteval-exit=gate")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([
+        "GATE: PASS  (rules/gates.yaml)",
+        "  - every red line held and every gated metric is within bounds",
+        "  - subset run (1 item(s) skipped): the gate covers the selected items only",
+        "SKIPPED: 1 of 3 selected items were skipped *:",
+        "  cases/a.yaml::BYE-1 — flaky"])
+    record = read_record(pytester.path)
+    assert record["completeness"]["complete"] is True
+    assert record["gate"]["checks"][0]["evaluations"] == 2

@@ -273,3 +273,22 @@ def test_out_dir_may_not_be_an_input(runs: Runs, capsys) -> None:
     s1, s2, s3 = runs.shards
     assert _merge(s1, s1, s2, s3) == 2
     assert "an input: give another OUT_DIR" in capsys.readouterr().err
+
+
+def test_the_shards_skipped_items_are_merged_and_narrow_the_gate() -> None:
+    from pytest_agenteval.report.merge import Piece, _subset, merged_completeness
+
+    def piece(index: int, received: int, skipped: dict[str, str]) -> Piece:
+        return Piece(Path(f"s{index}"), {
+            "run": {"shard": {"index": index, "count": 2, "total_items": 6}, "argv": []},
+            "completeness": {"expected": received + len(skipped), "received": received,
+                             "skipped": skipped}})
+
+    pieces = [piece(1, 2, {"cases/a.yaml::A-1": "flaky"}),
+              piece(2, 2, {"cases/a.yaml::A-4": "xfail: down"})]
+    merged = merged_completeness(pieces, 4, [], [])
+    assert merged.skipped == {"cases/a.yaml::A-1": "flaky", "cases/a.yaml::A-4": "xfail: down"}
+    assert (merged.expected, merged.received, merged.missing) == (6, 4, [])
+    assert merged.complete is True
+    assert _subset(pieces[0].run, len(merged.skipped)) == "2 item(s) skipped"
+    assert _subset(pieces[0].run) is None

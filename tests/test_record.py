@@ -364,3 +364,64 @@ def test_results_json_copies_the_lines_file_byte_for_byte_across_blocks(tmp_path
         lines = b",\n    ".join(rec.json_line(values[i]) for i in keep)
         assert text == (b'{\n  "run": {},\n  "cases": ['
                         + (b"\n    " + lines + b"\n  ]" if keep else b"]") + b"\n}\n")
+
+
+SKIPS = """\
+import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name == "R-FAIL":
+            item.add_marker(pytest.mark.skip(reason="known broken, ask 13812345678"))
+        elif item.name == "R-ERR":
+            item.add_marker(pytest.mark.xfail(run=False, reason="agent down"))
+
+
+def pytest_runtest_setup(item):
+    if item.name == "R-PHONE":
+        pytest.skip("no phone today")
+"""
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["single", "xdist"])
+def test_items_pytest_skipped_are_named_with_their_reason_and_are_not_missing(
+        project, pytester: pytest.Pytester, dist: list[str]) -> None:
+    project({"r.yaml": CASES})
+    pytester.makeconftest(SKIPS)
+    result = pytester.runpytest("cases", "-p", "no:cacheprovider", *dist)
+    result.assert_outcomes(passed=2, skipped=2, xfailed=1)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([
+        "SKIPPED: 3 of 5 selected items were skipped (not evaluated; the gate covers the "
+        "others):",
+        "  cases/r.yaml::R-FAIL — known broken, ask 138****5678",
+        "  cases/r.yaml::R-ERR — xfail: agent down",
+        "  cases/r.yaml::R-PHONE — no phone today"])
+    assert "INCOMPLETE" not in result.stdout.str()
+    record = read_record(pytester.path)
+    assert [c["id"] for c in record["cases"]] == ["R-PASS", "R-FLOW"]
+    completeness = record["completeness"]
+    assert completeness["skipped"] == {"cases/r.yaml::R-FAIL": "known broken, ask 138****5678",
+                                       "cases/r.yaml::R-ERR": "xfail: agent down",
+                                       "cases/r.yaml::R-PHONE": "no phone today"}
+    assert (completeness["expected"], completeness["received"]) == (5, 2)
+    assert completeness["missing"] == [] and completeness["complete"] is True
+    assert record["gate"]["result"] == "NOT_CONFIGURED"
+    run_dir = next((pytester.path / "reports").glob("2*"))
+    for name in ("results.json", "report.html"):
+        assert "13812345678" not in (run_dir / name).read_text(encoding="utf-8")
+    assert "pytest 跳过 3 项，未评估：R-FAIL, R-ERR, R-PHONE" in (  # the report's zh labels
+        run_dir / "report.html").read_text(encoding="utf-8")
+
+
+def test_an_item_that_ran_and_failed_under_xfail_is_recorded_not_skipped(
+        project, pytester: pytest.Pytester) -> None:
+    project({"r.yaml": CASES})
+    pytester.makeconftest("import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+                          "    for item in items:\n"
+                          "        item.add_marker(pytest.mark.xfail(reason='known'))\n")
+    result = pytester.runpytest("cases", "-p", "no:cacheprovider")
+    result.assert_outcomes(xfailed=1, xpassed=3, errors=1)  # R-ERR: an agent error, shown so
+    completeness = read_record(pytester.path)["completeness"]
+    assert completeness["skipped"] == {} and completeness["received"] == 5

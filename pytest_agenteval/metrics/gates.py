@@ -33,7 +33,8 @@ from ..model.gates import GateCheck, GateMetric, GateResult, GatesFile, RedLineC
 from ..model.results import Completeness, ItemResult
 from ._family import RunMetrics
 
-__all__ = ["GateEvidence", "evaluate_gate", "exit_status", "load_gates", "not_configured"]
+__all__ = ["GateEvidence", "evaluate_gate", "exit_status", "load_gates", "not_configured",
+           "skipped_part"]
 
 
 class GateEvidence:
@@ -114,6 +115,11 @@ def _evidence_checks(gates: GatesFile, seen: GateEvidence) -> list[GateCheck]:
             reason=f"error rate {rate:.1%} ({errors} of {total} items are ERRORs; required "
                    f"≤ {gates.max_error_rate:.1%}, max_error_rate in gates.yaml)"))
     return checks
+
+
+def skipped_part(skipped: int) -> str:
+    """The part of a subset's description that names the items pytest skipped (none: "")."""
+    return f"{skipped} item(s) skipped" if skipped else ""
 
 
 def not_configured() -> GateResult:

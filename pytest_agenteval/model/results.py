@@ -361,6 +361,10 @@ class Completeness(_Result):
     received: int = 0
     missing: list[str] = Field(default_factory=list)
     lost: dict[str, str] = Field(default_factory=dict)
+    #: selected items that pytest skipped (a skip or skipif mark, ``pytest.skip`` in a hook,
+    #: an ``xfail(run=False)``) → why: not evaluated, not missing (the gate says it covers
+    #: the other items only)
+    skipped: dict[str, str] = Field(default_factory=dict)
     duplicates: list[str] = Field(default_factory=list)
     collection_errors: list[str] = Field(default_factory=list)
     stopped_early: bool = False

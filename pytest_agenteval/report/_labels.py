@@ -80,6 +80,7 @@ _EN: dict[str, str] = {
     "concl.incomplete": "incomplete: {missing} missing, {lost} lost, {dups} duplicate(s), "
                         "{unloadable} file(s) not loaded",
     "concl.stopped": "the run was stopped early",
+    "concl.skipped": "{n} item(s) skipped by pytest, not evaluated: {ids}",
     "concl.errors": "{n} item(s) ERROR (not evaluated)",
     "concl.no_errors": "no ERROR items",
     "concl.judge_availability": "judge availability {rate}",
@@ -364,6 +365,7 @@ _ZH: dict[str, str] = {
     "concl.executed": "已执行 {received} / {expected} 项",
     "concl.incomplete": "不完整：缺失 {missing}，丢失 {lost}，重复 {dups}，未加载文件 {unloadable}",
     "concl.stopped": "运行被提前终止",
+    "concl.skipped": "pytest 跳过 {n} 项，未评估：{ids}",
     "concl.errors": "{n} 项错误（未评估）",
     "concl.no_errors": "没有错误项",
     "concl.judge_availability": "裁判可用率 {rate}",

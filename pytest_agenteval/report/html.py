@@ -161,6 +161,11 @@ class _Report:
                 unloadable=len(comp.get("collection_errors") or ()))) + "</span>")
         if comp.get("stopped_early"):
             lines.append('<span class="bad-t">' + P.h(w("concl.stopped")) + "</span>")
+        skipped = list(comp.get("skipped") or {})
+        if skipped:
+            ids = ", ".join(n.rpartition("::")[2] for n in skipped[:10])
+            lines.append(P.h(w("concl.skipped", n=len(skipped),
+                               ids=ids + (" …" if len(skipped) > 10 else ""))))
         errors = counts.get("error", 0)
         lines.append(f'<span class="err-t">{P.h(w("concl.errors", n=errors))}</span>'
                      if errors else P.h(w("concl.no_errors")))
@@ -176,12 +181,17 @@ class _Report:
         return self._card(w("concl.validity"), lines, "bad" if bad or errors else "")
 
     def _subset(self) -> str | None:
+        from ..metrics.gates import skipped_part
+
         opts = self.run.get("options") or {}
         parts = [f"-k {opts['keyword']}" if opts.get("keyword") else "",
                  f"-m {opts['markexpr']}" if opts.get("markexpr") else ""]
-        for r in self.gate.get("reasons") or ():
-            if "subset" in str(r).lower() and not any(parts):
-                parts.append(str(r))
+        skipped = skipped_part(len(self.comp.get("skipped") or {}))
+        if not any(parts):  # the gate's own words say it (--lf, node ids, skips), if any
+            said = [str(r) for r in self.gate.get("reasons") or () if "subset" in str(r).lower()]
+            parts = said[:1] or [skipped]
+        else:
+            parts.append(skipped)
         named = [p for p in parts if p]
         return ", ".join(named) or None
 

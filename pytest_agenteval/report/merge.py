@@ -184,11 +184,13 @@ def merged_completeness(pieces: Sequence[Piece], received: int, twice: Sequence[
     total = next(iter(totals)) if len(totals) == 1 else None
     missing = list(dict.fromkeys(n for c in parts for n in c.missing))
     lost = {k: v for c in parts for k, v in c.lost.items()}
+    skipped = {k: v for c in parts for k, v in c.skipped.items()}
     duplicates = sorted({n for c in parts for n in c.duplicates} | set(twice))
     broken = sorted({f for c in parts for f in c.collection_errors})
     return Completeness(
-        expected=max(received + len(missing), total if isinstance(total, int) else 0),
-        received=received, missing=missing, lost=lost,
+        expected=max(received + len(missing) + len(skipped),
+                     total if isinstance(total, int) else 0),
+        received=received, missing=missing, lost=lost, skipped=skipped,
         duplicates=duplicates, collection_errors=broken,
         stopped_early=any(c.stopped_early for c in parts),
         missing_shards=list(missing_shards), merge_conflicts=list(conflicts),
@@ -280,15 +282,19 @@ class Merged:
     gate: GateResult
 
 
-def _subset(run: Mapping[str, Any]) -> str | None:
-    """How the shards' selection was narrowed besides sharding (as the recorder says it)."""
+def _subset(run: Mapping[str, Any], skipped: int = 0) -> str | None:
+    """How the shards' selection was narrowed besides sharding (as the recorder says it),
+    with the ``skipped`` items of all the shards."""
+    from ..metrics.gates import skipped_part
+
     argv = [str(a) for a in run.get("argv") or ()]
     options = run.get("options") or {}
     parts = [f"-k {options['keyword']}" if options.get("keyword") else "",
              f"-m {options['markexpr']}" if options.get("markexpr") else "",
              "--lf" if {"--lf", "--last-failed"} & set(argv) else "",
              "--deselect" if any(a.startswith("--deselect") for a in argv) else "",
-             "node ids" if any("::" in a and not a.startswith("-") for a in argv) else ""]
+             "node ids" if any("::" in a and not a.startswith("-") for a in argv) else "",
+             skipped_part(skipped)]
     named = [p for p in parts if p]
     return ", ".join(named) if named else None
 
@@ -308,7 +314,7 @@ def merge(pieces: Sequence[Piece], project: Project, out_dir: Path,
     metrics = summarize(items, project.labels(), gates.red_lines if gates else None)
     completeness = merged_completeness(pieces, len(cases), twice, missing_shards,
                                        differences_seen)
-    subset = _subset(pieces[0].run)
+    subset = _subset(pieces[0].run, len(completeness.skipped))
     gate = (evaluate_gate(gates, source or "", metrics, items, completeness,
                           project.masker.text(subset) if subset else None)
             if gates else not_configured())

@@ -130,6 +130,19 @@ def gate_lines(gate: GateResult) -> list[str]:
     return lines
 
 
+def _skipped_lines(completeness: Completeness) -> list[str]:
+    """The selected items pytest skipped: not evaluated, and not counted anywhere."""
+    skipped = completeness.skipped
+    if not skipped:
+        return []
+    lines = [f"SKIPPED: {len(skipped)} of {completeness.expected} selected items were skipped"
+             " (not evaluated; the gate covers the others):"]
+    lines += [f"  {n} — {clip(why, 120)}" for n, why in list(skipped.items())[:20]]
+    if len(skipped) > 20:
+        lines.append(f"  … and {len(skipped) - 20} more (completeness.skipped in results.json)")
+    return lines
+
+
 def _incomplete_lines(completeness: Completeness) -> list[str]:
     missing = completeness.missing
     why = " (run stopped early)" if completeness.stopped_early else ""
@@ -166,6 +179,7 @@ def summary_lines(metrics: RunMetrics, completeness: Completeness, results_path:
     lines += gate_lines(gate) if gate else []
     for family in sorted(load_families().values(), key=lambda f: f.order):
         lines += family.summary(metrics.values[family.key], metrics)
+    lines += _skipped_lines(completeness)
     if not completeness.complete:
         lines += _incomplete_lines(completeness)
     if results_path:
