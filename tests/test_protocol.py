@@ -102,3 +102,39 @@ def test_a_folders_conftest_hooks_its_own_case_items_only(project, pytester) -> 
     result = pytester.runpytest("cases", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*ERROR at setup of case A-1*", "*folder a's own hook, on A-1*"])
+
+
+REWRITE = """\
+import pytest
+
+pytest.register_assert_rewrite("pytest_agenteval")  # what pytest does for a plugin's wheel
+"""
+
+LOADERS = """\
+import sys
+
+from _pytest.assertion.rewrite import AssertionRewritingHook
+
+
+def test_the_plugins_modules_were_imported_from_their_bytecode():
+    ours = {n: m for n, m in sys.modules.items() if n.startswith("pytest_agenteval.")}
+    assert {"pytest_agenteval.engine", "pytest_agenteval.recorder"} <= set(ours)
+    rewritten = sorted(n for n, m in ours.items()
+                       if isinstance(getattr(m, "__loader__", None), AssertionRewritingHook))
+    assert rewritten == []
+"""
+
+
+def test_the_plugins_modules_are_not_assertion_rewritten(project, pytester) -> None:
+    """pytest marks every module of a plugin's package for assertion rewriting, and caches
+    the rewritten code only where it may write bytecode: with PYTHONDONTWRITEBYTECODE or a
+    read-only site-packages every process compiled the plugin again. Its modules load
+    the ordinary way (``plugin._OrdinaryImport``); a test file is still rewritten."""
+    project({"a.yaml": CASES})
+    pytester.makeconftest(REWRITE)
+    pytester.makepyfile(test_loaders=LOADERS, test_plain=PLAIN)
+    result = pytester.runpytest_subprocess("cases", "test_loaders.py", "test_plain.py",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines(["*def test_plain():*", "*assert False*"])
+    assert "already imported" not in result.stdout.str() + result.stderr.str()
