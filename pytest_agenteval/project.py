@@ -254,11 +254,13 @@ class Project:
 
         taxonomy = self.taxonomy  # a broken taxonomy or ledger is this file's error too
         labels = taxonomy.labels if taxonomy.source is not None else None
-        ledger, name = self.ledger, locate(path, self.rootdir)
-        if self.shared_plans is not None:
-            return self.shared_plans.get(path, name,
-                                         lambda: load_case_file(path, name, ledger, labels))
-        return load_case_file(path, name, ledger, labels)
+        name = locate(path, self.rootdir)
+        if self.shared_plans is not None:  # the ledger is compiled only to compile a file:
+            # a worker that loads every file another compiled (against the same ledger
+            # bytes, which are in the key) never compiles it
+            return self.shared_plans.get(
+                path, name, lambda: load_case_file(path, name, self.ledger, labels))
+        return load_case_file(path, name, self.ledger, labels)
 
     def share_plans(self, folder: Path) -> None:
         """Share compiled case files with the run's other xdist workers through ``folder``

@@ -251,3 +251,50 @@ def test_what_pickles_by_name_outside_the_plugin_is_not_shared(tmp_path) -> None
     again = SharedPlans(tmp_path, context("k"))
     assert again.get(case, "a.yaml", lambda: ["own"]) == ["own"]  # the failure is marked
     assert again.counts["alone"] == 1
+
+
+LEDGER_LOADS = '''
+
+
+def pytest_sessionstart(session):  # before the collection
+    config = session.config
+    if not hasattr(config, "workerinput"):
+        return
+    from pytest_agenteval import ledger
+
+    load = ledger.load_ledger
+
+    def counted(*args, **kwargs):
+        with open(os.path.join(str(config.rootpath), "ledger.log"), "a") as log:
+            log.write(config.workerinput["workerid"] + "\\n")
+        return load(*args, **kwargs)
+
+    ledger.load_ledger = counted
+'''
+
+BYE_RULE = """\
+- id: BR-1
+  title: 不说再见
+  check: keyword_match
+  params: {none: [再见]}
+  applies_to: {behaviors: all}
+"""
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["ledger", "broken-ledger"])
+def test_only_a_worker_that_compiles_a_case_file_loads_the_ledger(project, pytester,
+                                                                  broken: bool) -> None:
+    root = project({"a.yaml": _cases(6, "A")})
+    (root / "rules").mkdir(exist_ok=True)
+    (root / "rules" / "business-rules.yaml").write_text(
+        BYE_RULE.replace("check:", "chek:") if broken else BYE_RULE, encoding="utf-8")
+    pytester.makeconftest(COUNTING + LEDGER_LOADS)
+    result = pytester.runpytest("cases", "-n", "2")
+    loads = (root / "ledger.log").read_text().split()
+    if broken:  # each worker compiles the file itself, and reports the ledger's error
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines(["*rules/business-rules.yaml:1 [[][[]0[]].check[]]: *"])
+        assert sorted(loads) == ["gw0", "gw1"]
+    else:
+        result.assert_outcomes(passed=5, failed=1)  # A-003 says 再见 (see _cases)
+        assert loads == _compiled(root)["a.yaml"]  # the one worker that compiled it
