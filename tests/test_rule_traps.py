@@ -21,8 +21,11 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
                          "price": {"listPrice": "8.98万"}},
        "storeInfo": {"name": "诚信二手车", "address": "上海市闵行区七莘路1888号",
                      "openHours": "9:00-18:00"}}
-TRAPS: list[dict[str, Any]] = yaml.safe_load(
-    (Path(__file__).parent / "data" / "rule_traps.yaml").read_text(encoding="utf-8"))
+#: the first traps, then a blind held-out set for the apology, channel, closing and
+#: cross-turn rules (``rule_traps_holdout2.yaml``: 51 of 83 right on its first run)
+TRAPS: list[dict[str, Any]] = [
+    trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml")
+    for trap in yaml.safe_load((Path(__file__).parent / "data" / name).read_text(encoding="utf-8"))]
 
 
 @pytest.fixture(scope="module")

@@ -93,8 +93,8 @@ def _ledger(ledger: Ledger) -> list[str]:
 _LIMITS = """## Known limits
 
 Deterministic matching has edges; these replies are still misjudged and are
-kept as strict expected failures in `tests/data/rule_traps.yaml`, so a fix
-shows up at once:
+kept as strict expected failures in `tests/data/rule_traps.yaml` and
+`tests/data/rule_traps_holdout2.yaml`, so a fix shows up at once:
 
 - `knowledge_points`: 「没有过户记录」 does not state the value `0`; an address
   is found by its house number alone (「北京朝阳区1888号」 for 「上海市…1888号」).
@@ -103,6 +103,14 @@ shows up at once:
   (「八万五」) are not read; 「晚上6点」 is not matched to 18:00.
 - `knowledge_not_used`: an approximation (「3万多公里」 for 3.37万公里) is not
   recognised as this car's fact.
+- `order` (BR-007): a complaint restated without a marker (「上次到店看车让您白等了」)
+  reads as an invitation to the store before the apology.
+- `keyword_match` (BR-017): an apology word inside a quote of the user
+  (「您说的“连句抱歉都没有”我记下了」) counts as an apology.
+- `ends_politely` (BR-008): an invitation phrased as a question
+  (「那您这周末有空来店里看看车吗？」) is not seen as marketing.
+- `not_after` (BR-019): another car offered without a forbidden word
+  (「也可以看看我们那台2019款卡罗拉」「这台轩逸真的香，要不要看看」) passes.
 """
 
 

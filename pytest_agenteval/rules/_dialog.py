@@ -49,7 +49,7 @@ CONTACT_REQUEST = (
     r"(手机号码|手机号|手机|电话号码|电话|联系方式|号码|联系电话|phone( number)?|mobile|tel)"
     r"(?!上|里)",
     r"给(我|我们)(留|发|报)(一?下|个)?(您|你)?(的)?(手机|电话|联系方式|号码)",
-    r"(手机|电话|联系方式|号码)(号|号码)?(是)?多少",
+    r"(手机|电话|联系方式|号码)(尾号|号|号码)?(是)?多少",
     r"方便.{0,6}(留|给|提供|告诉|发)(我|我们)?(一?下|个)?((您|你)的?)?(手机|电话|联系方式|号码)",
     r"(手机|电话|联系方式|号码)(号|号码)?(再|麻烦)?(留|发|给|告诉)(我|我们)?(一?下|个|一遍|一次|下)",
     r"(?<!我)(?<!已)(?<!已经)把(您|你)?的?(手机|电话|联系方式|号码)(号|号码)?(再)?(发|留|给|告诉)"
@@ -61,7 +61,7 @@ CONTACT_REQUEST = (
 )
 MARKETING = ("优惠", "活动", "推荐", "新到", "新车源", "(给您|帮您|要不要|再)(看看|介绍)",
              "介绍一台", "同价位", "限时", "折扣", "福利", "特价", "下单", "抢购", "名额",
-             "要不要", "微信")
+             "要不要", "店庆", "有礼", "补贴", "微信", "wechat", "vx", "v信", "薇信")
 #: strong words a hand-off in the same clause does not excuse; only a disclaimer does
 STRONG = ("保证", "承诺", "包")
 COMMIT = (r"保证", r"一定(?!要)(?!会?(第一时间)?(通知|告诉|转达|帮|联系|反馈))", r"肯定",
@@ -410,6 +410,12 @@ def _restates(text: str, m: re.Match[str], user: str, markers: re.Pattern[str] |
     return markers is not None and bool(markers.search(text[max(0, m.start() - 8):m.start()]))
 
 
+def unnegated(regex: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first match of ``regex`` in ``text`` that is said, not negated (「无需道歉」
+    「没什么可道歉的」「不会为此道歉」 apologise for nothing)."""
+    return next((m for m in regex.finditer(text) if not negated(text, m.start())), None)
+
+
 def first_move(p: Order, turn: TurnView, text: str) -> re.Match[str] | None:
     """The first ``then`` phrase of ``text`` that is a move: not after a negation
     (「不会再给您推荐了」), not the user's own words, not right after a ``restating`` marker."""
@@ -435,7 +441,7 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
     t = first_move(p, turn, text)
     if t is None:
         return RuleOutcome.not_applicable("no 'then' phrase in the reply")
-    f = first.search(text)
+    f = unnegated(first, text)
     if f is None or f.start() > t.start():
         return RuleOutcome.failed(f"{t.group(0)!r} comes before any of {list(p.first)}",
                                   text[: t.end()])
@@ -519,11 +525,11 @@ def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
     if move is None:
         return RuleOutcome.not_applicable("no 'then' move in the reply")
     before = [t for role, t in messages[start:] if role == "assistant"]
-    done = next((m for t in before if (m := first.search(t))), None)
+    done = next((m for t in before if (m := unnegated(first, t))), None)
     if done is not None:
         return RuleOutcome.passed(f"{done.group(0)!r} came in an earlier reply",
                                   move.group(0))
-    f = first.search(text)
+    f = unnegated(first, text)
     if f is not None and f.start() < move.start():
         return RuleOutcome.passed("in order", text[f.start(): move.end()])
     return RuleOutcome.failed(f"{move.group(0)!r} before any of {list(p.first)} in the "
@@ -547,7 +553,7 @@ def not_after(p: NotAfter, turn: TurnView) -> RuleOutcome:
 
     Not applicable until the trigger was said, or once a user message since then (the
     trigger's own, when the user said it) says a ``lifted_by`` phrase (the user asks for
-    it again).
+    it again; a negated one, 「不要给我推荐其他车」, is the ban itself, not a lift).
     """
     trigger, forbidden = compile_any(p.trigger), compile_any(p.forbidden)
     assert trigger is not None and forbidden is not None
@@ -559,11 +565,11 @@ def not_after(p: NotAfter, turn: TurnView) -> RuleOutcome:
         return RuleOutcome.not_applicable("the trigger was not said")
     lift = compile_any(p.lifted_by)
     asked = next((m for role, text in messages[at:]
-                  if role == "user" and lift is not None and (m := lift.search(text))), None)
+                  if role == "user" and lift is not None and (m := unnegated(lift, text))), None)
     if asked is not None:
         return RuleOutcome.not_applicable(f"the user asked again ({asked.group(0)!r})")
     text = normalize(turn.reply)
-    bad = next((m for m in forbidden.finditer(text) if not negated(text, m.start())), None)
+    bad = unnegated(forbidden, text)
     if bad is not None:
         return RuleOutcome.failed(f"{bad.group(0)!r} after {said.group(0)!r} was said",
                                   bad.group(0))
