@@ -51,8 +51,8 @@ class _OrdinaryImport:
         return importlib.machinery.PathFinder.find_spec(name, path, target)
 
 
-if not any(f is _OrdinaryImport or isinstance(f, _OrdinaryImport) for f in sys.meta_path):
-    sys.meta_path.insert(0, _OrdinaryImport)
+if not any(getattr(f, "__module__", None) == __name__ for f in sys.meta_path):  # once, even
+    sys.meta_path.insert(0, _OrdinaryImport)  # when this module is imported again (pytester)
 
 _MARKERS = (
     "P0: priority 0 — red-line behaviour (select with -m P0)",

@@ -254,6 +254,7 @@ def test_what_pickles_by_name_outside_the_plugin_is_not_shared(tmp_path) -> None
 
 
 LEDGER_LOADS = '''
+import os
 
 
 def pytest_sessionstart(session):  # before the collection

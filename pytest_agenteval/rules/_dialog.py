@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
-from ._text import asked, clauses, compile_any, negated, normalize
+from ._text import asked, clauses, compile_any, negated, normalize, unnegated
 
 __all__ = [
     "CONTACT_REQUEST",
@@ -266,8 +266,7 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
     lead_in = compile_any(p.lead_ins)
     before: list[str] = []
     for clause in clauses(turn.reply):
-        hit = next((m for m in regex.finditer(clause) if not negated(clause, m.start())),
-                   None) if regex else None
+        hit = unnegated(regex, clause) if regex else None
         if hit is None:
             before.append(clause)
             continue
@@ -383,9 +382,9 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
     """
     items = compile_any(p.items)
     text = normalize(turn.reply)
-    for m in items.finditer(text) if items else ():
-        if not negated(text, m.start()):  # 「目前没有优惠」 offers nothing
-            return RuleOutcome.passed("states a concrete item", m.group(0))
+    item = unnegated(items, text) if items else None  # 「目前没有优惠」 offers nothing
+    if item is not None:
+        return RuleOutcome.passed("states a concrete item", item.group(0))
     # 「价格以店家核算为准」 is a disclaimer, not what the user gets: it does not count
     hit = find_party_action(_DISCLAIMED.sub("，", text), p.parties, p.actions)
     if hit:
@@ -408,12 +407,6 @@ def _restates(text: str, m: re.Match[str], user: str, markers: re.Pattern[str] |
     if m.group(0) in user:
         return True
     return markers is not None and bool(markers.search(text[max(0, m.start() - 8):m.start()]))
-
-
-def unnegated(regex: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """The first match of ``regex`` in ``text`` that is said, not negated (「无需道歉」
-    「没什么可道歉的」「不会为此道歉」 apologise for nothing)."""
-    return next((m for m in regex.finditer(text) if not negated(text, m.start())), None)
 
 
 def first_move(p: Order, turn: TurnView, text: str) -> re.Match[str] | None:
@@ -465,9 +458,9 @@ def ends_politely(p: EndsPolitely, turn: TurnView) -> RuleOutcome:
         return RuleOutcome.failed("asks for contact after the user ended", hit)
     regex = compile_any(p.forbidden)
     text = normalize(turn.reply)
-    for m in regex.finditer(text) if regex else ():
-        if not negated(text, m.start()):  # 「不再给您推荐了」 is a promise to stop
-            return RuleOutcome.failed("keeps marketing after the user ended", m.group(0))
+    sold = unnegated(regex, text) if regex else None  # 「不再给您推荐了」 promises to stop
+    if sold is not None:
+        return RuleOutcome.failed("keeps marketing after the user ended", sold.group(0))
     return RuleOutcome.passed("closes without marketing")
 
 

@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Iterable
 
 __all__ = ["clauses", "compile_any", "fold_pattern", "leaves", "negated", "normalize",
-           "number_spans", "numbers", "prepare_numbers", "sentences"]
+           "number_spans", "numbers", "prepare_numbers", "sentences", "unnegated"]
 
 _REGEX_META = frozenset("()[]{}?*+.^$|\\")
 
@@ -112,6 +112,12 @@ def _compile_any(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
 def negated(text: str, start: int, window: int = 8) -> bool:
     """True when a negation ends right before ``start`` (「不方便加微信」, 「无法承诺」)."""
     return bool(_NEGATION.search(text[max(0, start - window):start]))
+
+
+def unnegated(regex: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first match of ``regex`` in ``text`` that is said, not :func:`negated`
+    (「无需道歉」「不会为此道歉」 apologise for nothing; 「不方便加微信」 offers nothing)."""
+    return next((m for m in regex.finditer(text) if not negated(text, m.start())), None)
 
 
 _DATE_DOT = re.compile(r"(?<![\d.])((?:19|20)\d{2})\.(\d{1,2})(?![\d.])")
