@@ -69,3 +69,14 @@ cases:
         "cases.0.priority: 'P7' is not one of ['P0', 'P1', 'P2']",
         "cases.0.request: 'input' is a required property",
         "cases.0.request: Additional properties are not allowed ('inputs' was unexpected)"]
+
+
+def test_knowledge_point_value_given_as_a_number_is_its_text() -> None:
+    from pydantic import ValidationError
+
+    from pytest_agenteval.model.cases import KnowledgePoint
+
+    assert KnowledgePoint.model_validate({"path": "a", "value": 0}).value == "0"
+    assert KnowledgePoint.model_validate({"path": "a", "value": 8.98}).value == "8.98"
+    with pytest.raises(ValidationError):
+        KnowledgePoint.model_validate({"path": "a", "value": True})

@@ -68,6 +68,12 @@ class KnowledgePoint(Strict):
     value: str
     usage: str = "answer"
 
+    @field_validator("value", mode="before")
+    @classmethod
+    def _number_as_text(cls, v: Any) -> Any:
+        """``value: 0`` or ``value: 8.98`` in YAML is the text of the number."""
+        return str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+
 
 class Expected(Strict):
     """What a correct reply looks like for this turn."""
