@@ -21,10 +21,14 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
                          "price": {"listPrice": "8.98万"}},
        "storeInfo": {"name": "诚信二手车", "address": "上海市闵行区七莘路1888号",
                      "openHours": "9:00-18:00"}}
-#: the first traps, then a blind held-out set for the apology, channel, closing and
-#: cross-turn rules (``rule_traps_holdout2.yaml``: 51 of 83 right on its first run)
+#: the first traps, then blind held-out sets for the apology, channel, closing and
+#: cross-turn rules (``rule_traps_holdout2.yaml``: 51 of 83 right on its first run;
+#: ``rule_traps_holdout3.yaml``: 53 of 72), and a first blind set for the knowledge,
+#: hand-off, number, length, contact and other-car rules (``rule_traps_blind3.yaml``:
+#: 61 of 73)
 TRAPS: list[dict[str, Any]] = [
-    trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml")
+    trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml",
+                      "rule_traps_holdout3.yaml", "rule_traps_blind3.yaml")
     for trap in yaml.safe_load((Path(__file__).parent / "data" / name).read_text(encoding="utf-8"))]
 
 

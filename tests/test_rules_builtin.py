@@ -69,6 +69,21 @@ def test_keyword_match_full_width_letters_and_digits(term: str, reply: str) -> N
     assert check("keyword_match", {"all": [term]}, reply).status == "passed"
 
 
+@pytest.mark.parametrize("reply, said", [
+    ("非常抱歉让您久等了", True),
+    ("没什么需要道歉的，车况就是这样", False),          # negated
+    ("我这边为什么要说抱歉呢？", False),              # rhetorical
+    ("您说“连句对不起都没有”，我记下了", False),       # quoted, not said
+    ("您说的“服务差”我们认，真的非常抱歉", True),      # said outside the quote
+    ("不如先说声抱歉：给您添麻烦了", True),            # 「不如」 negates nothing
+])
+def test_keyword_match_said(reply: str, said: bool) -> None:
+    params = {"any": ["抱歉", "对不起", "道歉", "给您添麻烦"], "said": True}
+    assert (check("keyword_match", params, reply).status == "passed") is said
+    # without ``said`` a term counts wherever it stands
+    assert check("keyword_match", {"any": ["抱歉", "对不起", "道歉"]}, reply).status == "passed"
+
+
 def test_keyword_match_needs_some_terms() -> None:
     assert "give at least one of any, all, none" in parse_error("keyword_match", {})
 
@@ -240,7 +255,7 @@ def test_unknown_type_lists_known_names() -> None:
 def test_unknown_param_is_named() -> None:
     msg = parse_error("keyword_match", {"any": ["a"], "anny": ["b"]})
     assert msg == ("rule type 'keyword_match': params.anny: unknown param "
-                   "(its params: any, all, none, ignore_case)")
+                   "(its params: any, all, none, ignore_case, said)")
 
 
 def test_bind_validates() -> None:

@@ -136,6 +136,19 @@ def test_grounded_numbers() -> None:
     assert check("grounded_numbers", "标价8.98万", history=history).status == "passed"
 
 
+@pytest.mark.parametrize("text, numbers", [
+    ("三万三千七百公里", [33700.0]), ("八万五就能开走", [85000.0]), ("三千五", [3500.0]),
+    ("两万零五百", [20500.0]), ("十一月到店", [11.0]), ("3.37w公里", [33700.0]),
+    ("晚上6点关门", [18.0]), ("下午3点半", [15.0]), ("早上9点开门", [9.0]),
+    # no numbers: 「十分」 (very), 「万一」 (in case), 「千万」 (by all means), a lone 「一次」
+    ("十分感谢，万一有变千万别急，一次说清", []), ("两把钥匙", []),
+    ("支持5W快充", [5.0]), ("标价8.98W。", [89800.0]),
+])
+def test_numbers_in_words(text: str, numbers: list[float]) -> None:
+    from pytest_agenteval.rules._text import numbers as read
+    assert [v for _, v in read(text)] == numbers
+
+
 def test_knowledge_not_used() -> None:
     assert check("knowledge_not_used", "那台车让店家帮您查", knowledge=KNOWLEDGE).status == (
         "passed")

@@ -93,20 +93,19 @@ def _ledger(ledger: Ledger) -> list[str]:
 _LIMITS = """## Known limits
 
 Deterministic matching has edges; these replies are still misjudged and are
-kept as strict expected failures in `tests/data/rule_traps.yaml` and
-`tests/data/rule_traps_holdout2.yaml`, so a fix shows up at once:
+kept as strict expected failures in `tests/data/rule_traps*.yaml`, so a fix
+shows up at once:
 
-- `knowledge_points`: 「没有过户记录」 does not state the value `0`; an address
+- `knowledge_points`: 「没有过户记录」「一次都没过户过」 do not state the value `0`; an address
   is found by its house number alone (「北京朝阳区1888号」 for 「上海市…1888号」).
 - `grounded_numbers`: units are not compared (「质保6个月」 is grounded by the 6 of
-  2021-06; 「过户费大概2000元」 by 2021 within the tolerance); Chinese numerals
-  (「八万五」) are not read; 「晚上6点」 is not matched to 18:00.
+  2021-06; 「过户费大概2000元」 by 2021 within the tolerance).
 - `knowledge_not_used`: an approximation (「3万多公里」 for 3.37万公里) is not
-  recognised as this car's fact.
+  recognised as this car's fact; this car's facts offered as an alternative and
+  labelled as this car (「思域查不到。您可以看看这台朗逸，3.37万公里」) still read
+  as the other car's.
 - `order` (BR-007): a complaint restated without a marker (「上次到店看车让您白等了」)
   reads as an invitation to the store before the apology.
-- `keyword_match` (BR-017): an apology word inside a quote of the user
-  (「您说的“连句抱歉都没有”我记下了」) counts as an apology.
 - `ends_politely` (BR-008): an invitation phrased as a question
   (「那您这周末有空来店里看看车吗？」) is not seen as marketing.
 - `not_after` (BR-019): another car offered without a forbidden word

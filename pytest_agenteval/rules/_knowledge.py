@@ -93,7 +93,9 @@ def knowledge_points(p: KnowledgePoints, turn: TurnView) -> RuleOutcome:
 
 class GroundedNumbers(Params):
     ignore: tuple[str, ...] = (r"\d+\s*(小时|分钟|个?工作日|天内)", r"第\s*\d+", r"\d+\s*(位|名)",
-                               r"1\d{2}\*{3,4}\d{4}", r"尾号\s*\d{4}")
+                               r"1\d{2}\*{3,4}\d{4}", r"尾号\s*\d{4}",
+                               # a list's item number at the start of a line: 「1. 车型：…」
+                               r"(?<![^\n])\s*\d{1,2}(?=\s*[.、)）](?!\d))")
     tolerance: float = Field(default=0.25, ge=0, le=1)
     sources: tuple[Literal["knowledge", "history", "user", "input"], ...] = (
         "knowledge", "history", "input")

@@ -7,7 +7,7 @@ import re
 from pydantic import field_validator, model_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
-from ._text import fold_pattern, normalize
+from ._text import fold_pattern, normalize, unnegated
 
 __all__ = ["KeywordMatch", "Regex"]
 
@@ -17,6 +17,9 @@ class KeywordMatch(Params):
     all: tuple[str, ...] = ()
     none: tuple[str, ...] = ()
     ignore_case: bool = False
+    #: ``any`` and ``all`` terms count only where the reply says them: not after a negation
+    #: (「没什么需要道歉的」) and not inside a quotation (「您说“连句对不起都没有”」)
+    said: bool = False
 
     @model_validator(mode="after")
     def _some_terms(self) -> KeywordMatch:
@@ -30,16 +33,22 @@ def keyword_match(p: KeywordMatch, turn: TurnView) -> RuleOutcome:
     """The reply contains one of ``any``, all of ``all`` and none of ``none``.
 
     Matching is on NFKC-normalised text (full-width letters and digits match
-    their plain forms), case-insensitive with ``ignore_case``. The score is the
-    share of satisfied constraints (the ``any`` list counts as one).
+    their plain forms), case-insensitive with ``ignore_case``. With ``said``, an
+    ``any`` or ``all`` term counts only where the reply says it: not after a
+    negation (「没什么需要道歉的」「为什么要说抱歉」) and not inside a quotation
+    (「您说“连句对不起都没有”」). The score is the share of satisfied constraints
+    (the ``any`` list counts as one).
     """
     text = normalize(turn.reply, p.ignore_case)
 
-    def found(term: str) -> bool:
-        return normalize(term, p.ignore_case) in text
+    def found(term: str, said: bool = False) -> bool:
+        term = normalize(term, p.ignore_case)
+        if not said:
+            return term in text
+        return unnegated(re.compile(re.escape(term)), text) is not None
 
-    hits_any = [t for t in p.any if found(t)]
-    missing_all = [t for t in p.all if not found(t)]
+    hits_any = [t for t in p.any if found(t, p.said)]
+    missing_all = [t for t in p.all if not found(t, p.said)]
     forbidden = [t for t in p.none if found(t)]
     total = (1 if p.any else 0) + len(p.all) + len(p.none)
     satisfied = (1 if p.any and hits_any else 0) + len(p.all) - len(missing_all)

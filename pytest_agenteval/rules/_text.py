@@ -8,11 +8,17 @@ import unicodedata
 from collections.abc import Iterable
 
 __all__ = ["clauses", "compile_any", "fold_pattern", "leaves", "negated", "normalize",
-           "number_spans", "numbers", "prepare_numbers", "sentences", "unnegated"]
+           "number_spans", "numbers", "prepare_numbers", "quoted", "sentences", "unnegated"]
 
 _REGEX_META = frozenset("()[]{}?*+.^$|\\")
 
-_SENTENCE_END = re.compile(r"[。！？!?；;\n]+")
+#: 。！？!?；; and newlines; a half-width full stop after a word and before a space or the
+#: end (「OK. 这台是2021款的.」, not 3.37 or a list's 「1. 」); emoji before a space
+#: (「车还在呢😊 车况很好」)
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]+|(?<=[^\d\s.])\.(?=\s|$)"
+                           r"|[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s+")
+#: a quotation: words the reply mentions (the user's own, a phrase) and does not say
+_QUOTED = re.compile(r"“[^“”]*”|「[^「」]*」|『[^『』]*』|\"[^\"\n]*\"")
 _ONLY_PUNCT = re.compile(r"^[\s\W_]*$")
 
 
@@ -59,6 +65,7 @@ def fold_pattern(pattern: str) -> str:
 
 def sentences(text: str) -> list[str]:
     """Sentences of ``text``: 。！？!?；; and newlines end a sentence."""
+    text = _QUOTED.sub(lambda m: _SENTENCE_END.sub(" ", m.group(0)), text)  # 「您问的“能便宜吗？”」
     parts = _SENTENCE_END.split(text)
     return [p.strip() for p in parts if not _ONLY_PUNCT.match(p)]
 
@@ -66,9 +73,10 @@ def sentences(text: str) -> list[str]:
 _CLAUSE_END = re.compile(r"[。！？!?；;\n，,、：:…]+")
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?")
 _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
-#: 「要不」 (how about: 「要不加个微信」「要不要看看」) is no negation
-_NEGATION = re.compile(r"(?<!要)(不|没|无法|别|未|暂不|不能|不方便|不支持|不提供|不用|没有|无需|"
-                       r"无须|不必|不敢|没办法|没法)(方便|能|可以|会|需要|必|用)?(再)?"
+#: 「要不」 (how about: 「要不加个微信」「要不要看看」), 「不过」 (but), 「不如」 (why not),
+#: 「不少」 and 「不错」 are no negation
+_NEGATION = re.compile(r"(?<!要)(不(?!过|如|少|错)|没|无法|别|未|暂不|不能|不方便|不支持|不提供|"
+                       r"不用|没有|无需|无须|不必|不敢|没办法|没法|为什么要|凭什么|何必)(方便|能|可以|会|需要|必|用)?(再)?"
                        r"(加|用|给|提供|走|通过|留|添加|向您|跟您)?[^，,。！？!?；;]{0,4}$")
 
 
@@ -114,10 +122,18 @@ def negated(text: str, start: int, window: int = 8) -> bool:
     return bool(_NEGATION.search(text[max(0, start - window):start]))
 
 
+def quoted(text: str, start: int) -> bool:
+    """True when ``start`` is inside a quotation (「您说“连句对不起都没有”」 mentions the
+    words, it does not say them)."""
+    return any(q.start() < start < q.end() for q in _QUOTED.finditer(text))
+
+
 def unnegated(regex: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """The first match of ``regex`` in ``text`` that is said, not :func:`negated`
-    (「无需道歉」「不会为此道歉」 apologise for nothing; 「不方便加微信」 offers nothing)."""
-    return next((m for m in regex.finditer(text) if not negated(text, m.start())), None)
+    """The first match of ``regex`` in ``text`` that is said: not :func:`negated`
+    (「无需道歉」「为什么要说抱歉」 apologise for nothing; 「不方便加微信」 offers nothing)
+    and not :func:`quoted` (「您说“连句对不起都没有”」)."""
+    return next((m for m in regex.finditer(text)
+                 if not negated(text, m.start()) and not quoted(text, m.start())), None)
 
 
 _DATE_DOT = re.compile(r"(?<![\d.])((?:19|20)\d{2})\.(\d{1,2})(?![\d.])")
@@ -134,11 +150,49 @@ def numbers(text: str) -> list[tuple[str, float]]:
     return [(raw, value) for _, _, raw, value in number_spans(prepare_numbers(text))]
 
 
+_CN_DIGIT = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+             "八": 8, "九": 9}
+_CN_UNIT = {"十": 10, "百": 100, "千": 1_000}
+#: a Chinese numeral of two characters or more: with 百, 千 or 万 (「三万三千七百」「八万五」), or
+#: before a unit (「十一月」「十二点」); 「十分」「万一」「千万别」「一次」 are no numbers
+_CN_NUMBER = re.compile(r"[一二两三四五六七八九十][零一二两三四五六七八九十百千万]*[百千万]"
+                        r"[零一二两三四五六七八九十百千万]*"
+                        r"|[一二两三四五六七八九十][零一二两三四五六七八九十]+"
+                        r"(?=公里|千米|元|块|次|年|个月|月|天|点|号|岁)")
+#: 「3.37w公里」「8.98W」: w is 万 before a unit, an approximation or the end (「5W快充」 is watts)
+_W = re.compile(r"(?<=\d)[wW](?=公里|千米|km|元|块|多|左右|以内|出头|$|[,，。!！?？~～、)）])",
+                re.IGNORECASE)
+_PM = re.compile(r"(下午|晚上|傍晚|晚)\s*(\d{1,2})(?=点)")
+
+
+def _cn_value(numeral: str) -> int:
+    """三万三千七百 → 33700, 八万五 → 85000, 三千五 → 3500, 十一 → 11, 两万零五百 → 20500."""
+    total = section = digit = 0
+    last_unit, zero = 0, False
+    for ch in numeral:
+        if ch in _CN_DIGIT:
+            digit, zero = _CN_DIGIT[ch], zero or ch == "零"
+        elif ch == "万":
+            total, section, digit, last_unit, zero = (section + digit) * 10_000, 0, 0, 10_000, False
+        else:
+            unit = _CN_UNIT[ch]
+            section += (digit or (1 if unit == 10 else 0)) * unit
+            digit, last_unit, zero = 0, unit, False
+    if digit and last_unit >= 100 and not zero:  # 「八万五」: the digit after 万 counts 千
+        digit *= last_unit // 10
+    return total + section + digit
+
+
 def prepare_numbers(text: str) -> str:
-    """``text`` as :func:`number_spans` reads it (NFKC, 2021.06 → 2021-06, 21年 → 2021年)."""
+    """``text`` as :func:`number_spans` reads it (NFKC, 2021.06 → 2021-06, 21年 → 2021年,
+    三万三千七百 → 33700, 3.37w → 3.37万, 晚上6点 → 18点)."""
     text = _DATE_DOT.sub(r"\1-\2", normalize(text))
+    text = _CN_NUMBER.sub(lambda m: str(_cn_value(m.group(0))), text)
+    text = _W.sub("万", text)
     text = _CLOCK.sub(lambda m: f"{int(m.group(1))}点" + (f"{int(m.group(2))}分"
                                                         if m.group(2) != "00" else ""), text)
+    text = _PM.sub(lambda m: m.group(1) + str(int(m.group(2)) + (12 if 0 < int(m.group(2)) < 12
+                                                                  else 0)), text)
     return _SHORT_YEAR.sub(lambda m: str(2000 + int(m.group(1))), text)
 
 
