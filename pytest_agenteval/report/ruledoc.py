@@ -97,9 +97,15 @@ kept as strict expected failures in `tests/data/rule_traps*.yaml`, so a fix
 shows up at once:
 
 - `knowledge_points`: 「没有过户记录」「一次都没过户过」 do not state the value `0`; an address
-  is found by its house number alone (「北京朝阳区1888号」 for 「上海市…1888号」).
+  is found by its house number alone (「北京朝阳区1888号」 for 「上海市…1888号」); a
+  bare `0` by an unrelated 0 (「0首付」); a value said only in a denial
+  (「不是3.37万公里」) counts as used; a range said far apart
+  (「早上9点开门，晚上6点下班」) is not found as `9:00-18:00`.
+- `handoff` (BR-005): a hand-off of another matter in the same reply
+  (「最低8.5万就能拿走，手续让销售跟您对接」) passes.
 - `grounded_numbers`: units are not compared (「质保6个月」 is grounded by the 6 of
-  2021-06; 「过户费大概2000元」 by 2021 within the tolerance).
+  2021-06; 「过户费大概2000元」 by 2021 and 「油耗大概5.8L」 by the 6 of 2021-06,
+  within the tolerance).
 - `knowledge_not_used`: an approximation (「3万多公里」 for 3.37万公里) is not
   recognised as this car's fact; this car's facts offered as an alternative and
   labelled as this car (「思域查不到。您可以看看这台朗逸，3.37万公里」) still read

@@ -160,6 +160,7 @@ _CN_NUMBER = re.compile(r"[一二两三四五六七八九十][零一二两三四
                         r"|[一二两三四五六七八九十][零一二两三四五六七八九十]+"
                         r"(?=公里|千米|元|块|次|年|个月|月|天|点|号|岁)")
 #: 「3.37w公里」「8.98W」: w is 万 before a unit, an approximation or the end (「5W快充」 is watts)
+_CN_ZERO = re.compile(r"(?<![一二两三四五六七八九十百千万\d])零(?=过户|次|事故)")  # 「零过户」
 _W = re.compile(r"(?<=\d)[wW](?=公里|千米|km|元|块|多|左右|以内|出头|$|[,，。!！?？~～、)）])",
                 re.IGNORECASE)
 _PM = re.compile(r"(下午|晚上|傍晚|晚)\s*(\d{1,2})(?=点)")
@@ -188,6 +189,7 @@ def prepare_numbers(text: str) -> str:
     三万三千七百 → 33700, 3.37w → 3.37万, 晚上6点 → 18点)."""
     text = _DATE_DOT.sub(r"\1-\2", normalize(text))
     text = _CN_NUMBER.sub(lambda m: str(_cn_value(m.group(0))), text)
+    text = _CN_ZERO.sub("0", text)
     text = _W.sub("万", text)
     text = _CLOCK.sub(lambda m: f"{int(m.group(1))}点" + (f"{int(m.group(2))}分"
                                                         if m.group(2) != "00" else ""), text)
