@@ -7,7 +7,7 @@ import re
 from pydantic import field_validator, model_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
-from ._text import fold_pattern, normalize, unnegated
+from ._text import fold_pattern, normalize, said_at
 
 __all__ = ["KeywordMatch", "Regex"]
 
@@ -45,7 +45,7 @@ def keyword_match(p: KeywordMatch, turn: TurnView) -> RuleOutcome:
         term = normalize(term, p.ignore_case)
         if not said:
             return term in text
-        return unnegated(re.compile(re.escape(term)), text) is not None
+        return any(said_at(text, m.start()) for m in re.finditer(re.escape(term), text))
 
     hits_any = [t for t in p.any if found(t, p.said)]
     missing_all = [t for t in p.all if not found(t, p.said)]

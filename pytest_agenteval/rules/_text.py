@@ -8,7 +8,8 @@ import unicodedata
 from collections.abc import Iterable
 
 __all__ = ["clauses", "compile_any", "fold_pattern", "leaves", "negated", "normalize",
-           "number_spans", "numbers", "prepare_numbers", "quoted", "sentences", "unnegated"]
+           "number_spans", "numbers", "prepare_numbers", "quoted", "said_at", "sentences",
+           "unnegated"]
 
 _REGEX_META = frozenset("()[]{}?*+.^$|\\")
 
@@ -128,12 +129,15 @@ def quoted(text: str, start: int) -> bool:
     return any(q.start() < start < q.end() for q in _QUOTED.finditer(text))
 
 
+def said_at(text: str, start: int) -> bool:
+    """The words at ``start`` are said: not :func:`negated` (「无需道歉」「为什么要说抱歉」
+    apologise for nothing; 「不方便加微信」 offers nothing) and not :func:`quoted`."""
+    return not negated(text, start) and not quoted(text, start)
+
+
 def unnegated(regex: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """The first match of ``regex`` in ``text`` that is said: not :func:`negated`
-    (「无需道歉」「为什么要说抱歉」 apologise for nothing; 「不方便加微信」 offers nothing)
-    and not :func:`quoted` (「您说“连句对不起都没有”」)."""
-    return next((m for m in regex.finditer(text)
-                 if not negated(text, m.start()) and not quoted(text, m.start())), None)
+    """The first match of ``regex`` in ``text`` that is :func:`said_at` its start."""
+    return next((m for m in regex.finditer(text) if said_at(text, m.start())), None)
 
 
 _DATE_DOT = re.compile(r"(?<![\d.])((?:19|20)\d{2})\.(\d{1,2})(?![\d.])")
@@ -161,9 +165,15 @@ _CN_NUMBER = re.compile(r"[一二两三四五六七八九十][零一二两三四
                         r"(?=公里|千米|元|块|次|年|个月|月|天|点|号|岁)")
 #: 「3.37w公里」「8.98W」: w is 万 before a unit, an approximation or the end (「5W快充」 is watts)
 _CN_ZERO = re.compile(r"(?<![一二两三四五六七八九十百千万\d])零(?=过户|次|事故)")  # 「零过户」
-_W = re.compile(r"(?<=\d)[wW](?=公里|千米|km|元|块|多|左右|以内|出头|$|[,，。!！?？~～、)）])",
+_W = re.compile(r"(?<=\d)w(?=公里|千米|km|元|块|多|左右|以内|出头|$|[,，。!！?？~～、)）])",
                 re.IGNORECASE)
 _PM = re.compile(r"(下午|晚上|傍晚|晚)\s*(\d{1,2})(?=点)")
+
+
+def _pm(m: re.Match[str]) -> str:
+    """晚上6点 → 晚上18点 (12 and anything past it stay)."""
+    hour = int(m.group(2))
+    return m.group(1) + str(hour + 12 if 0 < hour < 12 else hour)
 
 
 def _cn_value(numeral: str) -> int:
@@ -193,8 +203,7 @@ def prepare_numbers(text: str) -> str:
     text = _W.sub("万", text)
     text = _CLOCK.sub(lambda m: f"{int(m.group(1))}点" + (f"{int(m.group(2))}分"
                                                         if m.group(2) != "00" else ""), text)
-    text = _PM.sub(lambda m: m.group(1) + str(int(m.group(2)) + (12 if 0 < int(m.group(2)) < 12
-                                                                  else 0)), text)
+    text = _PM.sub(_pm, text)
     return _SHORT_YEAR.sub(lambda m: str(2000 + int(m.group(1))), text)
 
 
