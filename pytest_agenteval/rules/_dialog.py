@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Literal
+from collections.abc import Iterator
+from typing import Literal, NamedTuple
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
-from ._text import asked, clauses, compile_any, negated, normalize, unnegated
+from ._text import asked, clause_spans, clauses, compile_any, negated, normalize, unnegated
 
 __all__ = [
     "CONTACT_REQUEST",
@@ -138,16 +139,24 @@ def find_party_action(text: str, parties: tuple[str, ...] | list[str],
     return None
 
 
-def find_contact_request(text: str, patterns: tuple[str, ...] | list[str]) -> str | None:
-    """The first contact-request phrase of ``text`` (not after a negation)."""
+def contact_requests(norm: str, patterns: tuple[str, ...] | list[str]
+                     ) -> Iterator[tuple[int, int]]:
+    """Where ``norm`` (normalised text) asks for the user's contact: the (start, end) of
+    every contact-request phrase, clause by clause, not after a negation."""
     regex = compile_any(patterns)
     if regex is None:
-        return None
-    for clause in clauses(text):
+        return
+    for start, end in clause_spans(norm):
+        clause = norm[start:end]
         for m in regex.finditer(clause):
             if not negated(clause, m.start()):
-                return m.group(0)
-    return None
+                yield start + m.start(), start + m.end()
+
+
+def find_contact_request(text: str, patterns: tuple[str, ...] | list[str]) -> str | None:
+    """The first contact-request phrase of ``text`` (not after a negation)."""
+    norm = normalize(text)
+    return next((norm[a:b] for a, b in contact_requests(norm, patterns)), None)
 
 
 _REFUSED_AFTER = re.compile(r"\s*(号|账号)?[^，,。！？!?]{0,4}(不方便|不太方便|不行|不可以|不能|"
@@ -224,14 +233,16 @@ def no_contact_request(p: ContactPatterns, turn: TurnView) -> RuleOutcome:
     return RuleOutcome.passed("no contact request")
 
 
-#: clauses that open a reply without answering anything: greetings, thanks, address
+#: clauses that open a reply without answering anything: greetings, thanks, address,
+#: soothing (「您别着急」「稍等」)
 OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人们?|客户|用户|顾客)?"
            r"(您好|你好|哈喽|hello|hi|嗨)",
            r"尊敬的(先生|女士|客户|用户|顾客)", r"亲+", r"在的", r"在呢", r"在", r"好的", r"好嘞",
            r"好滴", r"好哒", r"嗯+", r"收到", r"ok(ay)?", r"哈+",
            r"(谢谢|感谢)(您|你)?的?((咨询|关注|信任|耐心|支持|选择|光临)[^，,。!?]{0,12})?",
            r"(如果|要是)?(您|你)?方便的话", r"为了.{0,12}(联系|回复|服务|跟进|通知)(您|你)",
-           r"(请问)?(怎么|如何)称呼(您|你)?", r"(您|你)贵姓", r"(先生|女士|小姐|老板)")
+           r"(请问)?(怎么|如何)称呼(您|你)?", r"(您|你)贵姓", r"(先生|女士|小姐|老板)",
+           r"(您|你)?(先)?(别|不要|莫)(着急|急|生气|担心)", r"(请|麻烦)?(您|你)?稍等(一下|片刻)?")
 #: words before a contact request inside its clause that answer nothing
 LEAD_INS = (r"麻烦", r"请问", r"请", r"(您|你)(的)?", r"先", r"可以先", r"再", r"这边", r"您看",
             r"方便的话", r"一下", r"的话")
@@ -402,26 +413,51 @@ _DISCLAIMED = re.compile(r"以[^，,。！？!?；;]{0,8}为准")
 
 class Order(Compiles):
     first: tuple[str, ...] = Field(min_length=1)
-    then: tuple[str, ...] = Field(min_length=1)
+    then: tuple[str, ...] = ()
+    #: a request for the user's contact, recognised as ``asks_for_contact`` does (with
+    #: ``contact_patterns``), is a ``then`` move too: one definition of "asks for the
+    #: contact" for every rule, not a weaker copy in the ledger
+    contact_request: bool = False
+    contact_patterns: tuple[str, ...] = CONTACT_REQUEST
     restating: tuple[str, ...] = ("对于", "关于", "您说的", "您提到的", "您反映的", "说好的",
                                   "您遇到的")
 
+    @model_validator(mode="after")
+    def _has_moves(self) -> Order:
+        if not self.then and not self.contact_request:
+            raise ValueError("no move to order: give 'then' phrases, or 'contact_request: "
+                             "true', or both")
+        return self
 
-def _restates(text: str, m: re.Match[str], user: str, markers: re.Pattern[str] | None) -> bool:
-    """The match repeats the user's complaint (「您说的试驾预约没人跟进」), no new move."""
-    if m.group(0) in user:
+
+class Move(NamedTuple):
+    """A ``then`` move of a reply: where it is in the normalised text, and what it says."""
+
+    start: int
+    end: int
+    phrase: str
+
+
+def _restates(text: str, start: int, end: int, user: str,
+              markers: re.Pattern[str] | None) -> bool:
+    """The phrase repeats the user's complaint (「您说的试驾预约没人跟进」), no new move."""
+    if text[start:end] in user:
         return True
-    return markers is not None and bool(markers.search(text[max(0, m.start() - 8):m.start()]))
+    return markers is not None and bool(markers.search(text[max(0, start - 8):start]))
 
 
-def first_move(p: Order, turn: TurnView, text: str) -> re.Match[str] | None:
-    """The first ``then`` phrase of ``text`` that is a move: not after a negation
-    (「不会再给您推荐了」), not the user's own words, not right after a ``restating`` marker."""
+def first_move(p: Order, turn: TurnView, text: str) -> Move | None:
+    """The first ``then`` phrase (or contact request) of ``text`` that is a move: not after
+    a negation (「不会再给您推荐了」), not the user's own words, not right after a
+    ``restating`` marker."""
     then = compile_any(p.then)
-    assert then is not None
+    spans = [(m.start(), m.end()) for m in then.finditer(text)
+             if not negated(text, m.start())] if then is not None else []
+    if p.contact_request:
+        spans += contact_requests(text, p.contact_patterns)
     user, markers = normalize(_user_text(turn)), compile_any(p.restating)
-    return next((m for m in then.finditer(text) if not negated(text, m.start())
-                 and not _restates(text, m, user, markers)), None)
+    return next((Move(a, b, text[a:b]) for a, b in sorted(spans)
+                 if not _restates(text, a, b, user, markers)), None)
 
 
 @rule("order", params=Order)
@@ -430,8 +466,10 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
 
     A ``then`` phrase after a negation (「不会再给您推荐了」), repeating the user's
     own words, or right after a ``restating`` marker (「对于您到店看车遇到的问题」)
-    is not a move. Not applicable when no ``then`` phrase appears; failed when
-    one appears with no ``first`` phrase before it.
+    is not a move. With ``contact_request: true`` a request for the user's contact, as
+    ``asks_for_contact`` recognises it (「怎么联系您」「leave your phone number」), is a
+    move too. Not applicable when no move appears; failed when one appears with no
+    ``first`` phrase before it.
     """
     text = normalize(turn.reply)
     first = compile_any(p.first)
@@ -440,10 +478,10 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
     if t is None:
         return RuleOutcome.not_applicable("no 'then' phrase in the reply")
     f = unnegated(first, text)
-    if f is None or f.start() > t.start():
-        return RuleOutcome.failed(f"{t.group(0)!r} comes before any of {list(p.first)}",
-                                  text[: t.end()])
-    return RuleOutcome.passed("in order", text[f.start(): t.end()])
+    if f is None or f.start() > t.start:
+        return RuleOutcome.failed(f"{t.phrase!r} comes before any of {list(p.first)}",
+                                  text[: t.end])
+    return RuleOutcome.passed("in order", text[f.start(): t.end])
 
 
 class EndsPolitely(Compiles):
@@ -526,12 +564,12 @@ def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
     done = next((m for t in before if (m := unnegated(first, t))), None)
     if done is not None:
         return RuleOutcome.passed(f"{done.group(0)!r} came in an earlier reply",
-                                  move.group(0))
+                                  move.phrase)
     f = unnegated(first, text)
-    if f is not None and f.start() < move.start():
-        return RuleOutcome.passed("in order", text[f.start(): move.end()])
-    return RuleOutcome.failed(f"{move.group(0)!r} before any of {list(p.first)} in the "
-                              "dialog", text[: move.end()])
+    if f is not None and f.start() < move.start:
+        return RuleOutcome.passed("in order", text[f.start(): move.end])
+    return RuleOutcome.failed(f"{move.phrase!r} before any of {list(p.first)} in the "
+                              "dialog", text[: move.end])
 
 
 class NotAfter(Compiles):

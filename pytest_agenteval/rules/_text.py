@@ -75,15 +75,30 @@ _CLAUSE_END = re.compile(r"[。！？!?；;\n，,、：:…]+")
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?")
 _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
 #: 「要不」 (how about: 「要不加个微信」「要不要看看」), 「不过」 (but), 「不如」 (why not),
-#: 「不少」 and 「不错」 are no negation
+#: 「不少」 and 「不错」 are no negation; a negation does not reach past a 「～」
+#: (「您别生气哈～方便留个手机号吗」 asks)
 _NEGATION = re.compile(r"(?<!要)(不(?!过|如|少|错)|没|无法|别|未|暂不|不能|不方便|不支持|不提供|"
                        r"不用|没有|无需|无须|不必|不敢|没办法|没法|为什么要|凭什么|何必)(方便|能|可以|会|需要|必|用)?(再)?"
-                       r"(加|用|给|提供|走|通过|留|添加|向您|跟您)?[^，,。！？!?；;]{0,4}$")
+                       r"(加|用|给|提供|走|通过|留|添加|向您|跟您)?[^，,。！？!?；;～~]{0,4}$")
 
 
 def clauses(text: str) -> list[str]:
     """Clauses of ``text``: sentences further cut at commas, colons and ellipses."""
     return [c.strip() for c in _CLAUSE_END.split(normalize(text)) if c.strip()]
+
+
+def clause_spans(norm: str) -> list[tuple[int, int]]:
+    """Where each of :func:`clauses` sits in ``norm`` (text already normalised): the
+    (start, end) of every non-blank clause, without its surrounding whitespace."""
+    out, pos = [], 0
+    for m in [*_CLAUSE_END.finditer(norm), None]:
+        end = m.start() if m else len(norm)
+        piece = norm[pos:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            out.append((pos + lead, pos + len(piece.rstrip())))
+        pos = m.end() if m else end
+    return out
 
 
 _ASKS = re.compile(r"(吗|么|呢|没有?|与否|是否)[~～啊呀哈]*$")
