@@ -94,10 +94,20 @@ _LIMITS = """## Known limits
 
 Deterministic matching has edges. On replies reviewers wrote blind, from the
 rules' descriptions alone, to trip them, the rules judged 51 of 83, 53 of 72,
-61 of 73 and 52 of 62 right on first sight (each set written after the one
-before was fixed); every miss was fixed in the rule type or the ledger except
-these, which are still misjudged and are kept as strict expected failures in
-`tests/data/rule_traps*.yaml`, so a fix shows up at once:
+61 of 73 and 52 of 62 right on first sight, and the rules that apply where
+their situation arises (BR-001, BR-004, BR-009, BR-012, BR-016) 49 of 60 and
+83 of 98 (each set written after the one before was fixed); every miss was
+fixed in the rule type or the ledger except these, which are still misjudged
+and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
+`tests/data/situation_traps*.yaml`, so a fix shows up at once:
+
+- `answers_before_asking` (BR-001): an opening sentence about something else
+  (the store's address, asked about fuel use) counts as the answer; whether it
+  answers is relevance, which the judge scores.
+- `states_value` (BR-012): a hand-off or an item named before the ask as what
+  must be settled first (「分期方案需要店家确认哈。留个手机号，方便联系您」
+  「得医生拍片后才能定哈～留个电话，回头call您」) is taken for the value of
+  leaving the number; the reason given with the ask is not weighed.
 
 - `knowledge_points`: 「没有过户记录」「一次都没过户过」 do not state the value `0`; an address
   is found by its house number alone (「北京朝阳区1888号」 for 「上海市…1888号」); a

@@ -36,7 +36,8 @@ __all__ = [
 ]
 
 PARTIES = ("店家", "门店", "店里", "店长", "销售", "顾问", "客服", "专人", "负责人", "工作人员",
-           "同事", "经理", "人工", "专员", "师傅", "商家", "老板", "sales")
+           "同事", "经理", "人工", "专员", "师傅", "商家", "老板", "sales", "助理", "设计师",
+           "医生", "前台", "老师", "管家")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
                  "来电", "发给您", "发您", "通知", "决定", "拍板", "定夺", "回(个|一个)?电话",
@@ -45,20 +46,27 @@ PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "�
 #: a verb that hands the matter to the party named after it (「安排销售…」「咨询门店」)
 HAND_TO = ("安排", "让", "请", "咨询", "问问?", "转给", "交给", "转接", "找")
 _DONE = r"(?<!已)(?<!已经)(?<!为您)(?<!帮您)(?<!无需)(?<!不需要)(?<!不必)"
+#: 「号码」 as a contact, not an appointment's, an order's or a plate's number
+_NUM = (r"(?<!预约)(?<!订单)(?<!会员)(?<!车牌)(?<!身份证)(?<!快递)(?<!排队)(?<!挂号)(?<!验证)"
+        r"(?<!房间)(?<!座位)(?<!取件)(?<!工)(?<!编)(?<!账)(?<!单)号码")
+#: whose or which contact: 「再留一个备用联系电话」「紧急联系人的电话」 ask for a contact too
+_WHICH = r"(备用|其他|另外的?|另一个|常用的?|紧急联系人的?)?"
 CONTACT_REQUEST = (
     _DONE + r"(留|提供|告诉|发|填|登记|输入|报)(我|我们)?(一?下|个|下|一个|一次|一遍|下来)?(下)?"
-    r"((您|你)的?)?((姓名|称呼|名字)(和|及|跟|以及)?)?"
-    r"(手机号码|手机号|手机|电话号码|电话|联系方式|号码|联系电话|phone( number)?|mobile|tel)"
+    r"((您|你)的?)?((姓名|称呼|名字)(和|及|跟|以及)?)?" + _WHICH
+    + r"(手机号码|手机号|手机|电话号码|电话|联系方式|" + _NUM + r"|联系电话|📱|☎\ufe0f?"
+    r"|phone( number)?|mobile|tel)"
     r"(?!上|里)",
-    r"给(我|我们)(留|发|报)(一?下|个)?(您|你)?(的)?(手机|电话|联系方式|号码)",
-    r"(手机|电话|联系方式|号码)(尾号|号|号码)?(是)?多少",
-    r"方便.{0,6}(留|给|提供|告诉|发)(我|我们)?(一?下|个)?((您|你)的?)?(手机|电话|联系方式|号码)",
-    r"(手机|电话|联系方式|号码)(号|号码)?(可以|能|也可以)?(再|麻烦)?(留|发|给|告诉)(我|我们)?"
-    r"(一?下|个|一遍|一次|下)",
-    r"(?<!我)(?<!已)(?<!已经)把(您|你)?的?(手机|电话|联系方式|号码)(号|号码)?(再)?(发|留|给|告诉)"
-    r"(?!给?(店家|销售|门店|同事))",
-    r"(手机|电话|联系方式|号码)(号|号码)?方便(发|留|给|告诉)",
-    r"(手机|电话|号码)(号)?(给|留)(一个|个)",
+    r"给(我|我们)(留|发|报)(一?下|个)?(您|你)?(的)?(手机|电话|联系方式|" + _NUM + r")",
+    r"(手机|电话|联系方式|" + _NUM + r")(尾号|号|号码)?(是)?多少",
+    r"方便.{0,6}(留|给|提供|告诉|发)(我|我们)?(一?下|个)?((您|你)的?)?(手机|电话|联系方式|"
+    + _NUM + r")",
+    r"(手机|电话|联系方式|" + _NUM + r")(号|号码)?(可以|能|也可以)?(再|麻烦)?(留|发|给|告诉)"
+    r"(我|我们)?(一?下|个|一遍|一次|下)",
+    r"(?<!我)(?<!已)(?<!已经)把(您|你)?的?(手机|电话|联系方式|" + _NUM + r")(号|号码)?(再)?"
+    r"(发|留|给|告诉)(?!给?(店家|销售|门店|同事))",
+    r"(手机|电话|联系方式|" + _NUM + r")(号|号码)?方便(发|留|给|告诉)",
+    r"(手机|电话|" + _NUM + r")(号)?(给|留)(一个|个)",
     r"(您|你)的?(手机|电话|联系方式)(号|号码)?是$",
     r"怎么(联系|联络)(到)?(您|你)",
     r"(leave|share|send|give|provide|drop)( us| me)? (your|a) (phone|mobile|contact|number|cell)",
@@ -74,8 +82,9 @@ COMMIT = (r"保证", r"一定(?!要)(?!会?(第一时间)?(通知|告诉|转达|
           r"承诺", r"绝对", r"放心", r"没问题", r"包(您|你)?(满意|过户|退)",
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"最低价?(给|可以|能)?(您|你)?\d", r"申请到", r"\d+(\.\d+)?万就(可以|能)",
-          r"就按.{0,6}(价|算)", r"说定了", r"随时(都)?可以",
-          r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享")
+          r"(就|直接|都)按.{0,8}(价|算)", r"说定了", r"随时(都)?可以",
+          r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
+          r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)担心")
 _TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|周[一二三四五六日末]"
          r"|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|晚上|中午"
          r"|(\d+|[一二三四五六七八九十两]+)点)")
@@ -83,26 +92,27 @@ _TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明�
 #: (「有现车」「车还在的」「明天下午可以试驾」「随时来看」); a question or a supposition
 #: (「您明天能来吗」「明天能来的话…」「您想周六来」) is not one
 OFFER = (r"(有|还有)现车", r"现车(有|在|充足)", r"有车(可|能)?(租|看|提|开)",
-         r"(车|这台|这辆|这款|车子)(目前|现在)?(也|都|也都|还|一直)?"
+         r"(车|这台|这辆|这款|车子)(目前|现在)?(也|都|也都|还|一直|就)?"
          r"(在售|在店|在的|在呢|在哦|没卖|还没卖)",
          r"还在(售|店|库|的|呢|哦|呀)", r"在售(的|呢|哦)", r"(还)?没(有)?卖(掉|出去|呢|的|哦)",
          r"(库存|现车|同款)(还)?有(\d+|[一两二三四五六七八九十几]+)(台|辆|个)",
-         _TIME + r"(都|就)?(可以|能)?(来|过来|到店|看车|来看|试驾|挑|选)",
+         r"还有\s*(\d+|[一两二三四五六七八九十几]+)\s*(台|辆)",
+         _TIME + r"(都|就)?(可以|能)?(直接)?(来|过来|到店|看车|来看|试驾|挑|选)",
          _TIME + r"[^，,。]{0,6}?(都|就)?(可以|能)(直接)?(来|过来|到店|看车|看|试驾|提车|挑|选)",
          r"(约|预约|安排|留)(好|上)了",
-         r"(给|帮|为)(您|你)(约|预约|留|保留|锁|锁定|预留|预定|订)(好|了|上|着|住|下)?")
+         r"(给|帮|为)(您|你)\s*(约|预约|留|保留|锁|锁定|预留|预定|订|hold)(好|了|上|着|住|下)?")
 SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否",
            r"(您|你)(想|要|打算|准备|计划|说)")
-DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法)(能)?(保证|承诺)",
+DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?(保证|承诺)",
               r"(保证|承诺)不了")
 SAFE = (*DISCLAIMER, r"(店家|销售|门店|负责人|专人).{0,6}(确认|核实|核算|安排|对接|细说|报价)")
 TOPICS: dict[str, tuple[str, ...]] = {
     "price": ("价格", "价钱", "价位", "报价", "多少钱", "便宜", "优惠", "折扣", "打折", "最低",
-              "底价", "(这个|此|该)价", r"\d+(\.\d+)?万", "补贴", "免息", "0利率", "福利",
-              "(即|立|尽)享"),
+              "底价", "(这个|此|该)价", r"\d+(\.\d+)?\s*(万|元|块)", "补贴", "免息", "0利率",
+              "福利", "(即|立|尽)享"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)",
               "(提|取)车"),
-    "condition": ("车况", "事故", "泡水", "火烧", "调表", "毛病"),
+    "condition": ("车况", "事故", "泡水", "火烧", "调表", "毛病", "accident"),
     "slot": ("试驾", "看车", "预约", "到店", "(看车|试驾|到店)时间", "几点", "明天", "后天",
              "周[一二三四五六日末]", "上午", "下午", "今晚", "今早", "明早", "明晚", "中午",
              "晚上", "星期[一二三四五六日天]", "礼拜[一二三四五六日天]"),
@@ -133,7 +143,9 @@ def find_party_action(text: str, parties: tuple[str, ...] | list[str],
                 continue
             if hand_to is not None and (h := hand_to.search(before[-3:])):
                 return clause[p.start() - len(before[-3:]) + h.start():p.end()]
-            a = a_re.search(clause, p.end(), min(len(clause), p.end() + window + 2))
+            # 「设计师会把同户型的案例和效果图发给您」: 把 puts the object before the action
+            reach = window + 2 + (12 if "把" in clause[p.end():p.end() + 4] else 0)
+            a = a_re.search(clause, p.end(), min(len(clause), p.end() + reach))
             if a is not None and not _NOT_BETWEEN.search(clause, p.end(), a.start()):
                 return clause[p.start():a.end()]
     return None
@@ -255,6 +267,7 @@ class AnswersFirst(Compiles):
 
 
 _WORDLESS = re.compile(r"[\W_]+")
+_PARTICLES = "啊呀哦哈啦嘛的了呢吧噢哒"
 
 
 @functools.lru_cache(maxsize=64)
@@ -354,19 +367,23 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     topics = {name: compile_any(pats) for name, pats in p.topics.items()}
     parts, asks = clauses(turn.reply), asked(turn.reply)
     for i, clause in enumerate(parts):
-        c = commit.search(clause) if commit else None
-        offered = c is None or negated(clause, c.start())
+        # the first commitment said (not negated, not inside a quotation: 「您要的“保证没有
+        # 事故”这句话我不能说」 quotes one)
+        c = unnegated(commit, clause) if commit else None
+        offered = c is None
         if offered:
-            c = offer.search(clause) if offer else None
+            c = unnegated(offer, clause) if offer else None
             # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
             supposed = suppose is not None and (
                 suppose.search(clause) or (i > 0 and suppose.search(parts[i - 1])))
-            if c is None or negated(clause, c.start()) or asks[i] or supposed:
+            if c is None or asks[i] or supposed:
                 continue
         assert c is not None
-        # 「您放心，这台车没有事故」: a bare commitment covers the clause after it
-        scope = clause if i + 1 == len(parts) or c.end() < len(clause) else (
-            f"{clause}，{parts[i + 1]}")
+        # a commitment that ends its clause covers its neighbours: 「您放心，这台车没有事故」
+        # and 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」
+        scope = clause
+        if not _WORDLESS.sub("", clause[c.end():]).strip(_PARTICLES):
+            scope = "，".join(parts[max(0, i - 1):i + 2])
         excuse = disclaimer if c.group(0) in STRONG else safe
         if excuse is not None and excuse.search(scope):
             continue

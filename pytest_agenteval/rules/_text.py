@@ -101,7 +101,12 @@ def clause_spans(norm: str) -> list[tuple[int, int]]:
     return out
 
 
-_ASKS = re.compile(r"(吗|么|呢|没有?|与否|是否)[~～啊呀哈]*$")
+_ASKS = re.compile(r"(吗|么|没有?|与否|是否)[~～啊呀哈]*$")
+#: 「呢」 asks in a wh-question (「您想什么时候来呢」), after 「那」 or in a short elliptical
+#: question (「周末呢」); 「车还在呢」「就在店里摆着呢」 state
+_NE = re.compile(r"呢[~～啊呀哈]*$")
+_WH = re.compile(r"什么|怎么(?!可能)|哪|几|多少|多久|谁|为什么|如何|是不是|要不要|能不能|有没有|"
+                 r"可不可以|还是|^那")
 
 
 def asked(text: str) -> list[bool]:
@@ -113,7 +118,8 @@ def asked(text: str) -> list[bool]:
         end = m.start() if m else len(norm)
         clause = norm[pos:end].strip()
         if clause:
-            out.append("?" in (m.group(0) if m else "") or bool(_ASKS.search(clause)))
+            out.append("?" in (m.group(0) if m else "") or bool(_ASKS.search(clause)) or (
+                bool(_NE.search(clause)) and (len(clause) <= 3 or bool(_WH.search(clause)))))
         pos = m.end() if m else end
     return out
 
