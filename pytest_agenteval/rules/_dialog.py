@@ -37,10 +37,11 @@ __all__ = [
 
 PARTIES = ("店家", "门店", "店里", "店长", "销售", "顾问", "客服", "专人", "负责人", "工作人员",
            "同事", "经理", "人工", "专员", "师傅", "商家", "老板", "sales", "助理", "设计师",
-           "医生", "前台", "老师", "管家")
+           "医生", "前台", "老师", "管家", "经纪人")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
-                 "来电", "发给您", "发您", "通知", "决定", "拍板", "定夺", "回(个|一个)?电话",
+                 "来电", "发给?(您|你)", "打给(您|你)", "帮(您|你)", "通知", "决定", "拍板", "定夺",
+                 "回(个|一个)?电话",
                  "回(您)?消息", "详细(聊|说)", "说了算", "confirm", "call(您|你)",
                  "(?<![一肯约预确])定(?![了金])")
 #: a verb that hands the matter to the party named after it (「安排销售…」「咨询门店」)
@@ -54,8 +55,8 @@ _WHICH = r"(备用|其他|另外的?|另一个|常用的?|紧急联系人的?)?"
 CONTACT_REQUEST = (
     _DONE + r"(留|提供|告诉|发|填|登记|输入|报)(我|我们)?(一?下|个|下|一个|一次|一遍|下来)?(下)?"
     r"((您|你)的?)?((姓名|称呼|名字)(和|及|跟|以及)?)?" + _WHICH
-    + r"(手机号码|手机号|手机|电话号码|电话|联系方式|" + _NUM + r"|联系电话|📱|☎\ufe0f?"
-    r"|phone( number)?|mobile|tel)"
+    + r"(手机号码|手机号|手机|手鸡号?|电话号码|电话|联系方式|" + _NUM + r"|联系电话|📱|☎\ufe0f?"
+    r"|phone( number)?|mobile|tel|contact( number)?)"
     r"(?!上|里)",
     r"给(我|我们)(留|发|报)(一?下|个)?(您|你)?(的)?(手机|电话|联系方式|" + _NUM + r")",
     r"(手机|电话|联系方式|" + _NUM + r")(尾号|号|号码)?(是)?多少",
@@ -69,7 +70,8 @@ CONTACT_REQUEST = (
     r"(手机|电话|" + _NUM + r")(号)?(给|留)(一个|个)",
     r"(您|你)的?(手机|电话|联系方式)(号|号码)?是$",
     r"怎么(联系|联络)(到)?(您|你)",
-    r"(leave|share|send|give|provide|drop)( us| me)? (your|a) (phone|mobile|contact|number|cell)",
+    r"(leave|share|send|give|provide|drop)\s*(us|me)?\s*(your|a|one|一个|个|一下)?\s*"
+    r"(phone|mobile|contact|number|cell)",
     r"(what's|what is) your (phone|mobile|number|contact)",
 )
 MARKETING = ("优惠", "活动", "推荐", "新到", "新车源", "(给您|帮您|要不要|再)(看看|介绍)",
@@ -78,11 +80,15 @@ MARKETING = ("优惠", "活动", "推荐", "新到", "新车源", "(给您|帮�
              "错过(就|了)?(没|可惜)", "尽快(来|到店|下单|锁定|订)")
 #: strong words a hand-off in the same clause does not excuse; only a disclaimer does
 STRONG = ("保证", "承诺", "包")
-COMMIT = (r"保证", r"一定(?!要)(?!会?(第一时间)?(通知|告诉|转达|帮|联系|反馈))", r"肯定",
-          r"承诺", r"绝对", r"放心", r"没问题", r"包(您|你)?(满意|过户|退)",
+#: a promise of the bot's own service (「保证第一时间帮您问」「一定第一时间通知您」) is none
+_SERVICE = r"(的是|会)?(第一时间)?(通知|告诉|转达|帮|联系|反馈|回复|去问)"
+COMMIT = (r"(保证|保正)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE + ")", r"肯定",
+          r"承诺", r"绝对", r"放心", r"没问题", r"no problem", r"100%",
+          r"包(您|你)?(满意|过户|退)", r"包(?!不包)(没|不会|不)",
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"最低价?(给|可以|能)?(您|你)?\d", r"申请到", r"\d+(\.\d+)?万就(可以|能)",
-          r"(就|直接|都)按.{0,8}(价|算)", r"说定了", r"随时(都)?可以",
+          r"(就|直接|都)?(给(您|你))?按.{0,8}(价|算|定)", r"给(您|你)定(了|下)", r"说定了",
+          r"随时(都)?可以", r"立减", r"直降", r"到手价",
           r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
           r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)担心")
 _TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|周[一二三四五六日末]"
@@ -100,6 +106,9 @@ OFFER = (r"(有|还有)现车", r"现车(有|在|充足)", r"有车(可|能)?(�
          _TIME + r"(都|就)?(可以|能)?(直接)?(来|过来|到店|看车|来看|试驾|挑|选)",
          _TIME + r"[^，,。]{0,6}?(都|就)?(可以|能)(直接)?(来|过来|到店|看车|看|试驾|提车|挑|选)",
          r"(约|预约|安排|留)(好|上)了",
+         r"(试驾|看车|看房|到店)[^，,。]{0,4}随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)",
+         r"随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)[^，,。]{0,4}(试驾|看车|看房|到店)",
+         r"(几点|什么时候|哪天|哪个时间)(来|到|过来|到店|来看|试驾)(都|也)(行|可以|没问题|ok)",
          r"(给|帮|为)(您|你)\s*(约|预约|留|保留|锁|锁定|预留|预定|订|hold)(好|了|上|着|住|下)?")
 SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否",
            r"(您|你)(想|要|打算|准备|计划|说)")
@@ -107,9 +116,9 @@ DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法|�
               r"(保证|承诺)不了")
 SAFE = (*DISCLAIMER, r"(店家|销售|门店|负责人|专人).{0,6}(确认|核实|核算|安排|对接|细说|报价)")
 TOPICS: dict[str, tuple[str, ...]] = {
-    "price": ("价格", "价钱", "价位", "报价", "多少钱", "便宜", "优惠", "折扣", "打折", "最低",
-              "底价", "(这个|此|该)价", r"\d+(\.\d+)?\s*(万|元|块)", "补贴", "免息", "0利率",
-              "福利", "(即|立|尽)享"),
+    "price": ("价格", "价钱", "价位", "报价", "多少钱", "(车|售|成交|到手|总|单)价", "便宜", "优惠",
+              "折扣", "打折", "最低", "底价", "(这个?|此|该)价", r"\d+(\.\d+)?\s*(万|元|块)",
+              "补贴", "免息", "0利率", "福利", "(即|立|尽)享"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)",
               "(提|取)车"),
     "condition": ("车况", "事故", "泡水", "火烧", "调表", "毛病", "accident"),
@@ -254,7 +263,10 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"(谢谢|感谢)(您|你)?的?((咨询|关注|信任|耐心|支持|选择|光临)[^，,。!?]{0,12})?",
            r"(如果|要是)?(您|你)?方便的话", r"为了.{0,12}(联系|回复|服务|跟进|通知)(您|你)",
            r"(请问)?(怎么|如何)称呼(您|你)?", r"(您|你)贵姓", r"(先生|女士|小姐|老板)",
-           r"(您|你)?(先)?(别|不要|莫)(着急|急|生气|担心)", r"(请|麻烦)?(您|你)?稍等(一下|片刻)?")
+           r"(您|你)?(先)?(别|不要|莫)(着急|急|生气|担心)", r"(请|麻烦)?(您|你)?稍等(一下|片刻)?",
+           r"(宝子|宝宝|亲爱的|小可爱|家人们?)",
+           # 「您是想问总价还能不能谈对吧」 restates the question, it answers nothing
+           r"(您|你)(是)?(想|要)?(问|了解|咨询)[^，,。!?？]{0,20}(对吧|是吧|对吗|是吗|吧)")
 #: words before a contact request inside its clause that answer nothing
 LEAD_INS = (r"麻烦", r"请问", r"请", r"(您|你)(的)?", r"先", r"可以先", r"再", r"这边", r"您看",
             r"方便的话", r"一下", r"的话")
@@ -268,6 +280,7 @@ class AnswersFirst(Compiles):
 
 _WORDLESS = re.compile(r"[\W_]+")
 _PARTICLES = "啊呀哦哈啦嘛的了呢吧噢哒"
+_SENTENCE_GAP = re.compile(r"[。！？!?；;\n]")
 
 
 @functools.lru_cache(maxsize=64)
@@ -277,7 +290,7 @@ def _opening(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     one = compile_any(patterns)
     if one is None:
         return None
-    return re.compile(f"(?:(?:{one.pattern})[呀啊哦呢吧啦嘛哈的]*)+", re.IGNORECASE)
+    return re.compile(f"(?:(?:{one.pattern})[呀啊哦呢吧啦嘛哈的哒滴]*)+", re.IGNORECASE)
 
 
 @rule("answers_before_asking", params=AnswersFirst)
@@ -365,7 +378,15 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     offer, suppose = compile_any(p.offer_patterns), compile_any(p.suppose_patterns)
     disclaimer = compile_any(DISCLAIMER)
     topics = {name: compile_any(pats) for name, pats in p.topics.items()}
-    parts, asks = clauses(turn.reply), asked(turn.reply)
+    norm = normalize(turn.reply)
+    spans = clause_spans(norm)
+    parts, asks = [norm[a:b] for a, b in spans], asked(turn.reply)
+    # the sentence of each clause: an excuse counts in its own sentence only (「利息以店家核算
+    # 为准。车价您不用担心」 excuses nothing about the price)
+    sentence = [0] * len(spans)
+    for i in range(1, len(spans)):
+        gap = norm[spans[i - 1][1]:spans[i][0]]
+        sentence[i] = sentence[i - 1] + bool(_SENTENCE_GAP.search(gap))
     for i, clause in enumerate(parts):
         # the first commitment said (not negated, not inside a quotation: 「您要的“保证没有
         # 事故”这句话我不能说」 quotes one)
@@ -381,11 +402,13 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
         assert c is not None
         # a commitment that ends its clause covers its neighbours: 「您放心，这台车没有事故」
         # and 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」
-        scope = clause
+        scope = excusing = clause
         if not _WORDLESS.sub("", clause[c.end():]).strip(_PARTICLES):
-            scope = "，".join(parts[max(0, i - 1):i + 2])
+            near = range(max(0, i - 1), min(len(parts), i + 2))
+            scope = "，".join(parts[j] for j in near)
+            excusing = "，".join(parts[j] for j in near if sentence[j] == sentence[i])
         excuse = disclaimer if c.group(0) in STRONG else safe
-        if excuse is not None and excuse.search(scope):
+        if excuse is not None and excuse.search(excusing):
             continue
         for name, regex in topics.items():
             if regex is not None and regex.search(scope):
@@ -414,18 +437,20 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
     a disclaimer (「价格以店家核算为准」).
     """
     items = compile_any(p.items)
-    text = normalize(turn.reply)
+    # a clause that disclaims (「价格以店家核算为准」「这个优惠幅度我说了不算」) is not what
+    # the user gets: neither its item nor its party counts
+    text = _DISCLAIMED.sub("，", normalize(turn.reply))
     item = unnegated(items, text) if items else None  # 「目前没有优惠」 offers nothing
     if item is not None:
         return RuleOutcome.passed("states a concrete item", item.group(0))
-    # 「价格以店家核算为准」 is a disclaimer, not what the user gets: it does not count
-    hit = find_party_action(_DISCLAIMED.sub("，", text), p.parties, p.actions)
+    hit = find_party_action(text, p.parties, p.actions)
     if hit:
         return RuleOutcome.passed("states who does what", hit)
     return RuleOutcome.failed("does not say what leaving contact brings", turn.reply)
 
 
-_DISCLAIMED = re.compile(r"以[^，,。！？!?；;]{0,8}为准")
+_DISCLAIMED = re.compile(r"[^，,。！？!?；;\n]*(以[^，,。！？!?；;]{0,8}为准|说了不算|做不了主|"
+                         r"定不了|不确定|不清楚)[^，,。！？!?；;\n]*")
 
 
 class Order(Compiles):

@@ -7,6 +7,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from ._traditional import PAIRS
+
 __all__ = ["clauses", "compile_any", "fold_pattern", "leaves", "negated", "normalize",
            "number_spans", "numbers", "prepare_numbers", "quoted", "said_at", "sentences",
            "unnegated"]
@@ -23,20 +25,11 @@ _QUOTED = re.compile(r"“[^“”]*”|「[^「」]*」|『[^『』]*』|\"[^\"
 _ONLY_PUNCT = re.compile(r"^[\s\W_]*$")
 
 
-#: traditional characters of customer-service talk, folded one-to-one to simplified, so
-#: that 「請留下手機號碼」 and 「3.37萬公里」 match the simplified vocabularies (characters
-#: that are also in simplified use with another meaning, such as 著 or 乾, are left alone)
-_TRADITIONAL = str.maketrans(
-    "萬價車機話號碼聯繫請電還這為們給發時間點後況險麼嗎過錄記報實檢測顧幫專員銷處複絡訊優補貼狀態決總經種"
-    "內煩謝備帶應寫樣臺輛標顯擋變圖歷掛費額計從會來說讓該當頭換據週禮鐘隨馬開關閉營業資單線網頁證驗無沒絕"
-    "燒諾錢貴談試駕預約現賣問題門確認議準歡裡裏與個餘覺辦見親戶顏動場廠區誠順達雙龍紅綠藍黃銀聽讀愛質傳託"
-    "訂購貨庫齊續選則規權責務歸屬紙檔級興擇麗邊裝協負勞謹閱覽濟貸結帳賬養護劃團隊戰鬥轉導詢諮減廣東灣層樓"
-    "對薦別寶幾",
-    "万价车机话号码联系请电还这为们给发时间点后况险么吗过录记报实检测顾帮专员销处复络讯优补贴状态决总经种"
-    "内烦谢备带应写样台辆标显挡变图历挂费额计从会来说让该当头换据周礼钟随马开关闭营业资单线网页证验无没绝"
-    "烧诺钱贵谈试驾预约现卖问题门确认议准欢里里与个余觉办见亲户颜动场厂区诚顺达双龙红绿蓝黄银听读爱质传托"
-    "订购货库齐续选则规权责务归属纸档级兴择丽边装协负劳谨阅览济贷结账账养护划团队战斗转导询咨减广东湾层楼"
-    "对荐别宝几")
+#: traditional characters folded one-to-one to simplified (OpenCC's table, see
+#: ``_traditional``), so that 「請留下手機號碼」「經紀人」 and 「3.37萬公里」 match the
+#: simplified vocabularies (characters that are also in simplified use with another
+#: meaning, such as 乾 or 於, are left alone)
+_TRADITIONAL = str.maketrans(PAIRS[0::2], PAIRS[1::2])
 
 
 def normalize(text: str, ignore_case: bool = False) -> str:
