@@ -1,6 +1,7 @@
 """Traditional Chinese characters and their simplified forms, one character to one.
 
-Generated from OpenCC's ``data/dictionary/TSCharacters.txt`` (Apache-2.0,
+Generated from OpenCC's ``data/dictionary/TSCharacters.txt`` (Copyright Carbo Kuo and
+the OpenCC contributors, Apache License 2.0, in ``LICENSE-OpenCC.txt`` next to this file;
 https://github.com/BYVoid/OpenCC, commit 5249273a): every entry whose key and first value
 are single characters, except where the key is also one of its own values (乾, 於, 瞭, 藉:
 characters in simplified use with another meaning stay as they are); chains resolved
