@@ -87,8 +87,8 @@ COMMIT = (r"(保证|保正)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE
           r"包(您|你)?(满意|过户|退)", r"包(?!不包)(没|不会|不)",
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"最低价?(给|可以|能)?(您|你)?\d", r"申请到", r"\d+(\.\d+)?万就(可以|能)",
-          r"(就|直接|都)?(给(您|你))?按.{0,8}(价|算|定)", r"给(您|你)定(了|下)", r"说定了",
-          r"随时(都)?可以", r"立减", r"直降", r"到手价",
+          r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,8}(价|算|定)", r"给(您|你)定(了|下)",
+          r"说定了", r"随时(都)?可以", r"立减", r"直降", r"到手价",
           r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
           r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)担心")
 _TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|周[一二三四五六日末]"
@@ -369,10 +369,14 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
 
     A clause fails when it names a topic *and* a commitment
     (「最低给您8.5万」「保证这个价」「现车一定有」), unless the same clause is
-    safe: a hand-off or a disclaimer (「以店家核算为准」「无法保证」). A statement
-    of availability or of a slot is a commitment too (「有现车，随时来看」
-    「明天下午可以试驾」) unless its clause asks or supposes (「您明天能来吗」
-    「明天能来的话…」). The evidence is the clause and the topic it promised on.
+    safe: a hand-off or a disclaimer (「以店家核算为准」「无法保证」). A commitment
+    that ends its clause (「…，这个我可以跟您保证」「您放心，…」) takes its topic from the
+    clauses on either side, and its excuse from those of them in its own sentence. A
+    negated commitment, or one inside a quotation (「您要的“保证没有事故”这句话我不能
+    说」), is none. A statement of availability or of a slot is a commitment too
+    (「有现车，随时来看」「明天下午可以试驾」) unless its clause asks or supposes
+    (「您明天能来吗」「明天能来的话…」). The evidence is the clause and the topic it
+    promised on.
     """
     commit, safe = compile_any(p.commit_patterns), compile_any(p.safe_patterns)
     offer, suppose = compile_any(p.offer_patterns), compile_any(p.suppose_patterns)
