@@ -37,11 +37,11 @@ __all__ = [
 
 PARTIES = ("店家", "门店", "店里", "店长", "销售", "顾问", "客服", "专人", "负责人", "工作人员",
            "同事", "经理", "人工", "专员", "师傅", "商家", "老板", "sales", "助理", "设计师",
-           "医生", "前台", "老师", "管家", "经纪人")
+           "医生", "前台", "老师", "管家", "经纪人", "评估师", "检测师", "技师")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
                  "来电", "发给?(您|你)", "打给(您|你)", "帮(您|你)", "通知", "决定", "拍板", "定夺",
-                 "回(个|一个)?电话",
+                 "回(个|一个)?电话", "(跟|和|与)(您|你)(谈|聊)",
                  "回(您)?消息", "详细(聊|说)", "说了算", "confirm", "call(您|你)",
                  "(?<![一肯约预确])定(?![了金])")
 #: a verb that hands the matter to the party named after it (「安排销售…」「咨询门店」)
@@ -128,6 +128,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
 }
 
 
+_OWNER = re.compile(r"(门店|店家|店里|本店|我们|公司|店)的$")
 _SELF = re.compile(r"(我是|作为|我们是)[^，,。！？!?]{0,4}$")
 _NOT_BETWEEN = re.compile(r"不|没|无法|未|别")
 
@@ -150,8 +151,10 @@ def find_party_action(text: str, parties: tuple[str, ...] | list[str],
             if (clause.startswith("的", p.end()) or _SELF.search(before)
                     or negated(clause, p.start())):
                 continue
-            if hand_to is not None and (h := hand_to.search(before[-3:])):
-                return clause[p.start() - len(before[-3:]) + h.start():p.end()]
+            # 「请门店的评估师…」: an owner (「门店的」) may stand between the verb and the party
+            head = _OWNER.sub("", before)[-3:]
+            if hand_to is not None and (h := hand_to.search(head)):
+                return clause[len(_OWNER.sub("", before)) - len(head) + h.start():p.end()]
             # 「设计师会把同户型的案例和效果图发给您」: 把 puts the object before the action
             reach = window + 2 + (12 if "把" in clause[p.end():p.end() + 4] else 0)
             a = a_re.search(clause, p.end(), min(len(clause), p.end() + reach))
@@ -634,8 +637,9 @@ def not_after(p: NotAfter, turn: TurnView) -> RuleOutcome:
     counts), the reply says no ``forbidden`` phrase (a negated one is not said).
 
     Not applicable until the trigger was said, or once a user message since then (the
-    trigger's own, when the user said it) says a ``lifted_by`` phrase (the user asks for
-    it again; a negated one, 「不要给我推荐其他车」, is the ban itself, not a lift).
+    trigger's own, when the user said it, outside the trigger's clause) says a
+    ``lifted_by`` phrase (the user asks for it again; a negated one, 「不要给我推荐其他车」,
+    or one in the trigger's clause, 「其他车不用推荐了」, is the ban itself, not a lift).
     """
     trigger, forbidden = compile_any(p.trigger), compile_any(p.forbidden)
     assert trigger is not None and forbidden is not None
@@ -646,8 +650,13 @@ def not_after(p: NotAfter, turn: TurnView) -> RuleOutcome:
     if said is None:
         return RuleOutcome.not_applicable("the trigger was not said")
     lift = compile_any(p.lifted_by)
-    asked = next((m for role, text in messages[at:]
-                  if role == "user" and lift is not None and (m := unnegated(lift, text))), None)
+    # in the trigger's own message, its clause is the ban (「其他车不用推荐了」), not a lift
+    own = next(((a, b) for a, b in clause_spans(messages[at][1])
+                if a <= said.start() < b), (said.start(), said.end()))
+    later = [text if i else f"{text[:own[0]]}，{text[own[1]:]}"
+             for i, (role, text) in enumerate(messages[at:]) if role == "user"]
+    asked = next((m for text in later if lift is not None and (m := unnegated(lift, text))),
+                 None)
     if asked is not None:
         return RuleOutcome.not_applicable(f"the user asked again ({asked.group(0)!r})")
     text = normalize(turn.reply)

@@ -21,7 +21,7 @@ _APPROX_BEFORE = re.compile(r"(约|大约|大概|差不多|将近|接近|近)\s*
 _SQUASH = re.compile(r"\s+")
 
 
-_UNIT_AFTER = re.compile(r"\s*(公里|千米|km|万公里|元|块|次|年|月|天|号|辆|人|座|L|T)",
+_UNIT_AFTER = re.compile(r"\s*(公里|千米|km|万公里|元|块|次|年|月|天|号|点|辆|人|座|L|T)",
                          re.IGNORECASE)
 _SAME_UNIT = {"千米": "公里", "km": "公里", "块": "元"}
 
@@ -36,16 +36,29 @@ def _numbers_with_units(text: str) -> list[tuple[int, int, float, str | None]]:
     return [(s, e, v, _unit(prepared, e)) for s, e, _, v in number_spans(prepared)]
 
 
+#: between the two ends of a range (9:00-18:00, 3-5天)
+_RANGE = re.compile(r"^\s*(点|分|天|万|元)?\s*(-|~|～|至|到|—+)\s*$")
+#: how far apart a range's two ends may be said (「早上九点开门，晚上六点关门」)
+_RANGE_REACH = 12
+_YEAR = re.compile(r"(19|20)\d\d(?!\d)")
+
+
 def _found_in_order(wanted: list[tuple[int, int, float, str | None]],
-                    have: list[tuple[int, int, float, str | None]]) -> bool:
-    """Each wanted number in order, same value and unit, close after the previous one."""
+                    have: list[tuple[int, int, float, str | None]],
+                    value: str = "") -> bool:
+    """Each wanted number in order, same value and unit, close after the previous one (the
+    two ends of a range in ``value``, the prepared value, within a clause or two)."""
     pos, last_end = 0, None
     for i, (ws, _we, wv, wu) in enumerate(wanted):
         gap = ws - wanted[i - 1][1] if i else 0
+        reach = max(3, gap + 2)
+        if i and _RANGE.match(value[wanted[i - 1][1]:ws]) and not _YEAR.match(
+                value, wanted[i - 1][0]):  # 2021-06 is a date, no range
+            reach = _RANGE_REACH
         while pos < len(have):
             hs, he, hv, hu = have[pos]
             pos += 1
-            near = last_end is None or hs - last_end <= max(3, gap + 2)
+            near = last_end is None or hs - last_end <= reach
             if abs(hv - wv) < 1e-9 and (wu is None or hu == wu) and near:
                 last_end = he
                 break
@@ -60,7 +73,7 @@ def value_present(value: str, reply: str) -> bool:
     not 2021款…6月份); a value without numbers by its text."""
     wanted = _numbers_with_units(value)
     if wanted:
-        return _found_in_order(wanted, _numbers_with_units(reply))
+        return _found_in_order(wanted, _numbers_with_units(reply), prepare_numbers(value))
     squash = _SQUASH.sub("", normalize(value, ignore_case=True))
     return squash in _SQUASH.sub("", normalize(reply, ignore_case=True))
 

@@ -182,6 +182,9 @@ _CN_ZERO = re.compile(r"(?<![一二两三四五六七八九十百千万\d])零(?
 _W = re.compile(r"(?<=\d)w(?=公里|千米|km|元|块|多|左右|以内|出头|$|[,，。!！?？~～、)）])",
                 re.IGNORECASE)
 _PM = re.compile(r"(下午|晚上|傍晚|晚)\s*(\d{1,2})(?=点)")
+#: one Chinese digit where it can only be an hour or a month: 「早上九点」「晚上六点」「2021年六月」
+_CN_HOUR = re.compile(r"(早上|上午|中午|下午|晚上|傍晚|凌晨|早|晚)([一二两三四五六七八九十])(?=点)")
+_CN_MONTH = re.compile(r"(?<=年)([一二三四五六七八九十])(?=月)")
 
 
 def _pm(m: re.Match[str]) -> str:
@@ -210,9 +213,11 @@ def _cn_value(numeral: str) -> int:
 
 def prepare_numbers(text: str) -> str:
     """``text`` as :func:`number_spans` reads it (NFKC, 2021.06 → 2021-06, 21年 → 2021年,
-    三万三千七百 → 33700, 3.37w → 3.37万, 晚上6点 → 18点)."""
+    三万三千七百 → 33700, 3.37w → 3.37万, 晚上6点 and 晚上六点 → 18点, 2021年六月 → 2021年6月)."""
     text = _DATE_DOT.sub(r"\1-\2", normalize(text))
     text = _CN_NUMBER.sub(lambda m: str(_cn_value(m.group(0))), text)
+    text = _CN_HOUR.sub(lambda m: m.group(1) + str(_cn_value(m.group(2))), text)
+    text = _CN_MONTH.sub(lambda m: str(_cn_value(m.group(1))), text)
     text = _CN_ZERO.sub("0", text)
     text = _W.sub("万", text)
     text = _CLOCK.sub(lambda m: f"{int(m.group(1))}点" + (f"{int(m.group(2))}分"
