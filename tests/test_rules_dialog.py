@@ -164,3 +164,19 @@ def test_bad_patterns_fail_at_parse() -> None:
         REGISTRY.get("channel_not_offered").parse({"channels": ["(微信"]})
     with pytest.raises(ValueError, match="first"):
         REGISTRY.get("order").parse({"then": ["x"]})
+
+
+def test_folded_texts_are_kept_only_when_short() -> None:
+    """A turn's reply is folded once for all its rules; a long text is folded each time,
+    so the cache never holds more than its size times KEEP_CHARS characters."""
+    from pytest_agenteval.rules import _text
+
+    short = "請留下您的手機號碼，萬分感謝" + "x" * 7  # unique to this test
+    before = _text._fold_kept.cache_info()
+    assert _text.normalize(short) == "请留下您的手机号码,万分感谢" + "x" * 7
+    assert _text.normalize(short) is _text.normalize(short)
+    after = _text._fold_kept.cache_info()
+    assert (after.misses, after.hits) == (before.misses + 1, before.hits + 2)
+    long = "還" * (_text.KEEP_CHARS + 1)
+    assert _text.normalize(long) == "还" * (_text.KEEP_CHARS + 1)
+    assert _text._fold_kept.cache_info().currsize == after.currsize

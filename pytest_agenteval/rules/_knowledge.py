@@ -6,13 +6,22 @@ and a date 2021-06 is found as 2021年6月.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Literal
 
 from pydantic import Field
 
 from ._registry import Params, RuleOutcome, TurnView, rule
-from ._text import compile_any, leaves, normalize, number_spans, numbers, prepare_numbers
+from ._text import (
+    KEEP_CHARS,
+    compile_any,
+    leaves,
+    normalize,
+    number_spans,
+    numbers,
+    prepare_numbers,
+)
 
 __all__ = ["GroundedNumbers", "KnowledgeNotUsed", "KnowledgePoints", "value_present"]
 
@@ -31,9 +40,20 @@ def _unit(text: str, end: int) -> str | None:
     return None if m is None else _SAME_UNIT.get(m.group(1).lower(), m.group(1).lower())
 
 
-def _numbers_with_units(text: str) -> list[tuple[int, int, float, str | None]]:
+Spans = tuple[tuple[int, int, float, str | None], ...]
+
+
+def _numbers_with_units(text: str) -> Spans:
+    """(start, end, value, unit) of every number: a reply's once a turn, a value's once."""
+    return (_spans if len(text) > KEEP_CHARS else _spans_kept)(text)
+
+
+def _spans(text: str) -> Spans:
     prepared = prepare_numbers(text)
-    return [(s, e, v, _unit(prepared, e)) for s, e, _, v in number_spans(prepared)]
+    return tuple((s, e, v, _unit(prepared, e)) for s, e, _, v in number_spans(prepared))
+
+
+_spans_kept = functools.lru_cache(maxsize=4096)(_spans)
 
 
 #: between the two ends of a range (9:00-18:00, 3-5天)
@@ -43,8 +63,7 @@ _RANGE_REACH = 12
 _YEAR = re.compile(r"(19|20)\d\d(?!\d)")
 
 
-def _found_in_order(wanted: list[tuple[int, int, float, str | None]],
-                    have: list[tuple[int, int, float, str | None]],
+def _found_in_order(wanted: Spans, have: Spans,
                     value: str = "") -> bool:
     """Each wanted number in order, same value and unit, close after the previous one (the
     two ends of a range in ``value``, the prepared value, within a clause or two)."""

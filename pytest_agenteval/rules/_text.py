@@ -32,11 +32,24 @@ _ONLY_PUNCT = re.compile(r"^[\s\W_]*$")
 _TRADITIONAL = str.maketrans(PAIRS[0::2], PAIRS[1::2])
 
 
+#: texts up to this length are kept once folded: every rule of a turn reads the same reply,
+#: a scenario's history comes back every turn, and a vocabulary's terms every turn (folding
+#: a reply costs 16 µs); a longer text is folded each time, so the caches stay small
+KEEP_CHARS = 2_000
+
+
 def normalize(text: str, ignore_case: bool = False) -> str:
     """NFKC (full-width digits, letters and punctuation to their plain forms), and common
     traditional characters to simplified. One character stays one character."""
+    return (_fold if len(text) > KEEP_CHARS else _fold_kept)(text, ignore_case)
+
+
+def _fold(text: str, ignore_case: bool) -> str:
     out = unicodedata.normalize("NFKC", text).translate(_TRADITIONAL)
     return out.casefold() if ignore_case else out
+
+
+_fold_kept = functools.lru_cache(maxsize=8192)(_fold)
 
 
 def fold_pattern(pattern: str) -> str:
@@ -214,6 +227,10 @@ def _cn_value(numeral: str) -> int:
 def prepare_numbers(text: str) -> str:
     """``text`` as :func:`number_spans` reads it (NFKC, 2021.06 → 2021-06, 21年 → 2021年,
     三万三千七百 → 33700, 3.37w → 3.37万, 晚上6点 and 晚上六点 → 18点, 2021年六月 → 2021年6月)."""
+    return (_prepare if len(text) > KEEP_CHARS else _prepare_kept)(text)
+
+
+def _prepare(text: str) -> str:
     text = _DATE_DOT.sub(r"\1-\2", normalize(text))
     text = _CN_NUMBER.sub(lambda m: str(_cn_value(m.group(0))), text)
     text = _CN_HOUR.sub(lambda m: m.group(1) + str(_cn_value(m.group(2))), text)
@@ -224,6 +241,9 @@ def prepare_numbers(text: str) -> str:
                                                         if m.group(2) != "00" else ""), text)
     text = _PM.sub(_pm, text)
     return _SHORT_YEAR.sub(lambda m: str(2000 + int(m.group(1))), text)
+
+
+_prepare_kept = functools.lru_cache(maxsize=4096)(_prepare)
 
 
 def number_spans(prepared: str) -> list[tuple[int, int, str, float]]:
