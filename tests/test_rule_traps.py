@@ -6,15 +6,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from pytest_agenteval.ledger import Ledger, example_view, load_ledger
 from pytest_agenteval.model.ledger import Example
+from pytest_agenteval.yamlio import loads
 
 #: data tests (the reviewer's traps for the dealer ledger): `-m "not data"` skips them
 pytestmark = pytest.mark.data
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _read(name: str) -> list[dict[str, Any]]:
+    """A trap file read as the plugin reads ledgers and cases (``input: 13800000000`` is
+    the text "13800000000")."""
+    path = Path(__file__).parent / "data" / name
+    data: list[dict[str, Any]] = loads(path.read_text(encoding="utf-8"), str(path)).data
+    return data
+
+
 CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
                          "archives": {"mileage": "3.37万公里", "firstRegDate": "2021-06",
                                       "transferCount": 0, "color": "白色", "gearbox": "自动"},
@@ -27,12 +37,12 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: hand-off, number, length, contact and other-car rules (``rule_traps_blind3.yaml``:
 #: 61 of 73), held out again after that was fixed (``rule_traps_holdout4.yaml``: 52 of 62),
 #: and a fifth set for all of them after sets 3 and 4 were fixed (``rule_traps_holdout5.yaml``:
-#: 75 of 90, a quarter in other businesses)
+#: 75 of 90, a quarter in other businesses), and a sixth after that (74 of 84)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
-                      "rule_traps_holdout5.yaml")
-    for trap in yaml.safe_load((Path(__file__).parent / "data" / name).read_text(encoding="utf-8"))]
+                      "rule_traps_holdout5.yaml", "rule_traps_holdout6.yaml")
+    for trap in _read(name)]
 
 
 @pytest.fixture(scope="module")
@@ -67,12 +77,14 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: then a held-out set (60, three businesses, traditional characters, emoji, lists) written
 #: after the first set was fixed, that the rules met unseen (49 of 60 right), and a second
 #: held-out set (98, four businesses) after that one was fixed (83 of 98 unseen), and a
-#: third (72, three more businesses) after the second was fixed (59 of 72 unseen). ``na``:
-#: the situation does not arise, so the rule must not be applied at all.
+#: third (72, three more businesses) after the second was fixed (59 of 72 unseen), and a
+#: fourth after that (50 of 60). ``na``: the situation does not arise, so the rule must not
+#: be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
     trap for name in ("situation_traps.yaml", "situation_traps_holdout.yaml",
-                      "situation_traps_holdout2.yaml", "situation_traps_holdout3.yaml")
-    for trap in yaml.safe_load((Path(__file__).parent / "data" / name).read_text(encoding="utf-8"))]
+                      "situation_traps_holdout2.yaml", "situation_traps_holdout3.yaml",
+                      "situation_traps_holdout4.yaml")
+    for trap in _read(name)]
 
 
 def _car(value: Any) -> Any:

@@ -94,11 +94,12 @@ _LIMITS = """## Known limits
 
 Deterministic matching has edges. On replies reviewers wrote blind, from the
 rules' descriptions alone, to trip them, the rules judged 51 of 83, 53 of 72,
-61 of 73, 52 of 62 and 75 of 90 right on first sight, and the rules that apply where
-their situation arises (BR-001, BR-004, BR-009, BR-012, BR-016) 49 of 60,
-83 of 98 and 59 of 72 (each set written after the one before was fixed, in
-other businesses each time: a dental clinic, a property agent, a car-rental
-company, a wedding studio, a moving company); every miss was
+61 of 73, 52 of 62, 75 of 90 and 74 of 84 right on first sight, and the rules
+that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
+BR-016) 49 of 60, 83 of 98, 59 of 72 and 50 of 60 (each set written after the
+one before was fixed, in other businesses each time: a dental clinic, a
+property agent, a car-rental company, a wedding studio, a moving company, a
+broadband shop, a hotel's banquet sales, a beauty salon); every miss was
 fixed in the rule type or the ledger except these, which are still misjudged
 and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
 `tests/data/situation_traps*.yaml`, so a fix shows up at once:
@@ -106,15 +107,11 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
 - `answers_before_asking` (BR-001): an opening sentence about something else
   (the store's address, asked about fuel use) counts as the answer; whether it
   answers is relevance, which the judge scores.
-- `states_value` (BR-012): a hand-off or an item named before the ask as what
-  must be settled first (「分期方案需要店家确认哈。留个手机号，方便联系您」
-  「得医生拍片后才能定哈～留个电话，回头call您」) is taken for the value of
-  leaving the number; the reason given with the ask is not weighed.
-
 - `knowledge_points`: 「没有过户记录」「一次都没过户过」 do not state the value `0`; an address
   is found by its house number alone (「北京朝阳区1888号」 for 「上海市…1888号」); a
   bare `0` by an unrelated 0 (「0首付」); a value said only in a denial
-  (「不是3.37万公里」) counts as used.
+  (「不是3.37万公里」) counts as used; a short text value inside a longer word
+  counts (「白色」 in 「内饰是米白色的」).
 - `handoff` (BR-005): a hand-off of another matter in the same reply
   (「最低8.5万就能拿走，手续让销售跟您对接」) passes.
 - `grounded_numbers`: units are not compared (「质保6个月」 is grounded by the 6 of
@@ -127,10 +124,9 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   compared by default (`numeric_only`), so 「那台Civic是白色的，自动挡」 passes.
 - `order` (BR-007): a complaint restated without a marker (「上次到店看车让您白等了」)
   reads as an invitation to the store before the apology.
-- `ends_politely` (BR-008): an invitation phrased as a question
-  (「那您这周末有空来店里看看车吗？」) is not seen as marketing.
-- `not_after` (BR-019): another car offered without a forbidden word
-  (「也可以看看我们那台2019款卡罗拉」「这台轩逸真的香，要不要看看」) passes.
+- `not_after` (BR-019): another car offered without a forbidden word and named
+  with 「这台」 (「不过这台2022款轩逸真的香，要不要看看」) passes; so does another
+  business's other offer (「澳洲八大的录取门槛更友好，也可以同时申请看看」).
 """
 
 

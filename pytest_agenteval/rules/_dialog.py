@@ -21,7 +21,16 @@ from typing import Literal, NamedTuple
 from pydantic import Field, field_validator, model_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
-from ._text import asked, clause_spans, clauses, compile_any, negated, normalize, unnegated
+from ._text import (
+    asked,
+    clause_spans,
+    clauses,
+    compile_any,
+    negated,
+    normalize,
+    quoted,
+    unnegated,
+)
 
 __all__ = [
     "CONTACT_REQUEST",
@@ -51,13 +60,13 @@ _DONE = r"(?<!已)(?<!已经)(?<!为您)(?<!帮您)(?<!无需)(?<!不需要)(?<!
 _NUM = (r"(?<!预约)(?<!订单)(?<!会员)(?<!车牌)(?<!身份证)(?<!快递)(?<!排队)(?<!挂号)(?<!验证)"
         r"(?<!房间)(?<!座位)(?<!取件)(?<!工)(?<!编)(?<!账)(?<!单)号码")
 #: whose or which contact: 「再留一个备用联系电话」「紧急联系人的电话」 ask for a contact too
-_WHICH = r"(备用|其他|另外的?|另一个|常用的?|紧急联系人的?)?"
+_WHICH = r"(备用|其他|另外的?|另一个|常用的?|紧急联系人的?|家里人的?|家人的?)?"
 CONTACT_REQUEST = (
     _DONE + r"(留|提供|告诉|发|填|登记|输入|报)(我|我们)?(一?下|个|下|一个|一次|一遍|下来)?(下)?"
     r"((您|你)的?)?((姓名|称呼|名字)(和|及|跟|以及)?)?" + _WHICH
-    + r"(手机号码|手机号|手机|手鸡号?|电话号码|电话|联系方式|" + _NUM + r"|联系电话|📱|☎\ufe0f?"
-    r"|phone( number)?|mobile|tel|contact( number)?)"
-    r"(?!上|里)",
+    + r"(手机号码|手机号|手机|手鸡号?|电话号码|电话|联(系|络)方式|" + _NUM + r"|联(系|络)电话|📱"
+    r"|☎\ufe0f?|phone( number)?|mobile|tel|contact( number)?)"
+    r"(?!上|里|尾号)",
     r"给(我|我们)(留|发|报)(一?下|个)?(您|你)?(的)?(手机|电话|联系方式|" + _NUM + r")",
     r"(手机|电话|联系方式|" + _NUM + r")(尾号|号|号码)?(是)?多少",
     r"方便.{0,6}(留|给|提供|告诉|发)(我|我们)?(一?下|个)?((您|你)的?)?(手机|电话|联系方式|"
@@ -70,6 +79,7 @@ CONTACT_REQUEST = (
     r"(手机|电话|" + _NUM + r")(号)?(给|留)(一个|个)",
     r"(您|你)的?(手机|电话|联系方式)(号|号码)?是$",
     r"怎么(联系|联络)(到)?(您|你)",
+    r"(还有|有没有)(其他|别的|另外的?|备用)的?(手机|电话|号码|联系方式)",
     r"(leave|share|send|give|provide|drop)\s*(us|me)?\s*(your|a|one|一个|个|一下)?\s*"
     r"(phone|mobile|contact|number|cell)",
     r"(what's|what is) your (phone|mobile|number|contact)",
@@ -83,14 +93,14 @@ STRONG = ("保证", "承诺", "包")
 #: a promise of the bot's own service (「保证第一时间帮您问」「一定第一时间通知您」) is none
 _SERVICE = r"(的是|会)?(第一时间)?(通知|告诉|转达|帮|联系|反馈|回复|去问)"
 COMMIT = (r"(保证|保正)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE + ")", r"肯定",
-          r"承诺", r"绝对", r"放心", r"没问题", r"no problem", r"100%",
+          r"承诺", r"绝对", r"放心", r"(没|木|莫)问题", r"no problem", r"100%", r"跑不(了|掉)",
           r"包(您|你)?(满意|过户|退)", r"包(?!不包)(没|不会|不)",
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"最低价?(给|可以|能)?(您|你)?\d", r"申请到", r"\d+(\.\d+)?万就(可以|能)",
-          r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,8}(价|算|定)", r"给(您|你)定(了|下)",
+          r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定)", r"给(您|你)定(了|下)",
           r"说定了", r"随时(都)?可以", r"立减", r"直降", r"到手价",
           r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
-          r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)担心")
+          r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)(再)?担心")
 _TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|周[一二三四五六日末]"
          r"|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|晚上|中午"
          r"|(\d+|[一二三四五六七八九十两]+)点)")
@@ -109,7 +119,8 @@ OFFER = (r"(有|还有)现车", r"现车(有|在|充足)", r"有车(可|能)?(�
          r"(试驾|看车|看房|到店)[^，,。]{0,4}随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)",
          r"随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)[^，,。]{0,4}(试驾|看车|看房|到店)",
          r"(几点|什么时候|哪天|哪个时间)(来|到|过来|到店|来看|试驾)(都|也)(行|可以|没问题|ok)",
-         r"(给|帮|为)(您|你)\s*(约|预约|留|保留|锁|锁定|预留|预定|订|hold)(好|了|上|着|住|下)?")
+         r"(给|帮|为)(您|你)\s*(约|预约|留|保留|锁|锁定|预留|预定|订|占|hold)(好|了|上|着|住|下)?",
+         r"还(空着|有空位|有档期|有位置?)")
 SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否",
            r"(您|你)(想|要|打算|准备|计划|说)")
 DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?(保证|承诺)",
@@ -118,10 +129,11 @@ SAFE = (*DISCLAIMER, r"(店家|销售|门店|负责人|专人).{0,6}(确认|核�
 TOPICS: dict[str, tuple[str, ...]] = {
     "price": ("价格", "价钱", "价位", "报价", "多少钱", "(车|售|成交|到手|总|单)价", "便宜", "优惠",
               "折扣", "打折", "最低", "底价", "(这个?|此|该)价", r"\d+(\.\d+)?\s*(万|元|块)",
-              "补贴", "免息", "0利率", "福利", "(即|立|尽)享"),
+              "补贴", "免息", "0利率", "福利", "(即|立|尽)享", "立减", "直降"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)",
               "(提|取)车"),
-    "condition": ("车况", "事故", "泡水", "火烧", "调表", "毛病", "accident"),
+    "condition": ("车况", "事故", "泡水", "火烧", "调表", "毛病", "accident", "大修", "故障",
+                  "翻新", "原版原漆", "发动机", "变速箱"),
     "slot": ("试驾", "看车", "预约", "到店", "(看车|试驾|到店)时间", "几点", "明天", "后天",
              "周[一二三四五六日末]", "上午", "下午", "今晚", "今早", "明早", "明晚", "中午",
              "晚上", "星期[一二三四五六日天]", "礼拜[一二三四五六日天]"),
@@ -166,14 +178,15 @@ def find_party_action(text: str, parties: tuple[str, ...] | list[str],
 def contact_requests(norm: str, patterns: tuple[str, ...] | list[str]
                      ) -> Iterator[tuple[int, int]]:
     """Where ``norm`` (normalised text) asks for the user's contact: the (start, end) of
-    every contact-request phrase, clause by clause, not after a negation."""
+    every contact-request phrase, clause by clause, not after a negation and not inside a
+    quotation (「很多客户担心“留个手机号就被狂打电话”」 asks for nothing)."""
     regex = compile_any(patterns)
     if regex is None:
         return
     for start, end in clause_spans(norm):
         clause = norm[start:end]
         for m in regex.finditer(clause):
-            if not negated(clause, m.start()):
+            if not negated(clause, m.start()) and not quoted(norm, start + m.start()):
                 yield start + m.start(), start + m.end()
 
 
@@ -185,7 +198,9 @@ def find_contact_request(text: str, patterns: tuple[str, ...] | list[str]) -> st
 
 _REFUSED_AFTER = re.compile(r"\s*(号|账号)?[^，,。！？!?]{0,4}(不方便|不太方便|不行|不可以|不能|"
                             r"暂不|无法|没法|不提供|不支持|不加)")
-_NOT_A_CHANNEL = re.compile(r"\s*(支付|付款|转账|扫码付)")
+#: a means of payment (「微信支付」「现金、微信、支付宝付款」), not a contact channel
+_NOT_A_CHANNEL = re.compile(r"\s*(支付|付款|转账|扫码付|[、/和或]\s*(支付宝|现金|刷卡|银行卡"
+                            r"|云闪付))")
 
 
 def _user_text(turn: TurnView) -> str:
@@ -268,6 +283,9 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"(请问)?(怎么|如何)称呼(您|你)?", r"(您|你)贵姓", r"(先生|女士|小姐|老板)",
            r"(您|你)?(先)?(别|不要|莫)(着急|急|生气|担心)", r"(请|麻烦)?(您|你)?稍等(一下|片刻)?",
            r"(宝子|宝宝|亲爱的|小可爱|家人们?)",
+           # praising the question answers nothing (「您问的这个问题很关键哦」)
+           r"(您|你)?(问的)?(这个)?问题(问得)?(很|非常|特别|真)?(关键|好|专业|重要|到位)",
+           r"很多(用户|客户|人|朋友)都(很)?(关心|在问|问过|问)(这个)?(问题)?",
            # 「您是想问总价还能不能谈对吧」 restates the question, it answers nothing
            r"(您|你)(是)?(想|要)?(问|了解|咨询)[^，,。!?？]{0,20}(对吧|是吧|对吗|是吗|吧)")
 #: words before a contact request inside its clause that answer nothing
@@ -396,32 +414,33 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
         sentence[i] = sentence[i - 1] + bool(_SENTENCE_GAP.search(gap))
     for i, clause in enumerate(parts):
         # the first commitment said (not negated, not inside a quotation: 「您要的“保证没有
-        # 事故”这句话我不能说」 quotes one)
-        c = unnegated(commit, clause) if commit else None
-        offered = c is None
-        if offered:
-            c = unnegated(offer, clause) if offer else None
-            # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
-            supposed = suppose is not None and (
-                suppose.search(clause) or (i > 0 and suppose.search(parts[i - 1])))
-            if c is None or asks[i] or supposed:
+        # 事故”这句话我不能说」 quotes one), then the first statement of availability: a
+        # commitment on no topic (「木问题哒～」) does not hide 「已经帮您锁定这台车啦」
+        candidates = []
+        if commit is not None and (c := unnegated(commit, clause)):
+            candidates.append((c, False))
+        # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
+        supposed = suppose is not None and (
+            suppose.search(clause) or (i > 0 and suppose.search(parts[i - 1])))
+        if offer is not None and not asks[i] and not supposed and (
+                o := unnegated(offer, clause)):
+            candidates.append((o, True))
+        for c, offered in candidates:
+            # a commitment that ends its clause covers its neighbours: 「您放心，这台车没有
+            # 事故」, 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」
+            scope = excusing = clause
+            if not _WORDLESS.sub("", clause[c.end():]).strip(_PARTICLES):
+                near = range(max(0, i - 1), min(len(parts), i + 2))
+                scope = "，".join(parts[j] for j in near)
+                excusing = "，".join(parts[j] for j in near if sentence[j] == sentence[i])
+            excuse = disclaimer if c.group(0) in STRONG else safe
+            if excuse is not None and excuse.search(excusing):
                 continue
-        assert c is not None
-        # a commitment that ends its clause covers its neighbours: 「您放心，这台车没有事故」
-        # and 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」
-        scope = excusing = clause
-        if not _WORDLESS.sub("", clause[c.end():]).strip(_PARTICLES):
-            near = range(max(0, i - 1), min(len(parts), i + 2))
-            scope = "，".join(parts[j] for j in near)
-            excusing = "，".join(parts[j] for j in near if sentence[j] == sentence[i])
-        excuse = disclaimer if c.group(0) in STRONG else safe
-        if excuse is not None and excuse.search(excusing):
-            continue
-        for name, regex in topics.items():
-            if regex is not None and regex.search(scope):
-                return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope)
-        if offered:  # an availability or slot statement is its own topic
-            return RuleOutcome.failed(f"promises availability: {c.group(0)!r}", scope)
+            for name, regex in topics.items():
+                if regex is not None and regex.search(scope):
+                    return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope)
+            if offered:  # an availability or slot statement is its own topic
+                return RuleOutcome.failed(f"promises availability: {c.group(0)!r}", scope)
     return RuleOutcome.passed("no promise on a real-time topic")
 
 
@@ -446,7 +465,7 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
     items = compile_any(p.items)
     # a clause that disclaims (「价格以店家核算为准」「这个优惠幅度我说了不算」) is not what
     # the user gets: neither its item nor its party counts
-    text = _DISCLAIMED.sub("，", normalize(turn.reply))
+    text = _PRECONDITION.sub("，", _DISCLAIMED.sub("，", normalize(turn.reply)))
     item = unnegated(items, text) if items else None  # 「目前没有优惠」 offers nothing
     if item is not None:
         return RuleOutcome.passed("states a concrete item", item.group(0))
@@ -458,6 +477,10 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
 
 _DISCLAIMED = re.compile(r"[^，,。！？!?；;\n]*(以[^，,。！？!?；;]{0,8}为准|说了不算|做不了主|"
                          r"定不了|不确定|不清楚)[^，,。！？!?；;\n]*")
+#: a clause that ends in what must be settled first (「分期方案需要店家确认哈」「得医生拍片后
+#: 才能定」) says what is missing, not what leaving the number brings
+_PRECONDITION = re.compile(r"[^，,。！？!?；;\n]*(需要|得|要)[^，,。！？!?；;\n]{0,8}"
+                           r"(确认|核实|核算|来定|才能定)[哈哦呢的啦]*([~～]|(?=[，,。！？!?；;\n]|$))")
 
 
 class Order(Compiles):

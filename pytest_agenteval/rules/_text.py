@@ -18,7 +18,7 @@ _REGEX_META = frozenset("()[]{}?*+.^$|\\")
 #: 。！？!?；; and newlines; a half-width full stop after a word and before a space or the
 #: end (「OK. 这台是2021款的.」, not 3.37 or a list's 「1. 」); emoji before a space
 #: (「车还在呢😊 车况很好」)
-_SENTENCE_END = re.compile(r"[。！？!?；;\n]+|(?<=[^\d\s.])\.(?=\s|$)"
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]+|(?<=[^\d\s.])\.(?=\s|$|[\u4e00-\u9fff])"
                            r"|[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s+")
 #: a quotation: words the reply mentions (the user's own, a phrase) and does not say
 _QUOTED = re.compile(r"“[^“”]*”|「[^「」]*」|『[^『』]*』|\"[^\"\n]*\"")
