@@ -94,9 +94,11 @@ _LIMITS = """## Known limits
 
 Deterministic matching has edges. On replies reviewers wrote blind, from the
 rules' descriptions alone, to trip them, the rules judged 51 of 83, 53 of 72,
-61 of 73, 52 of 62, 75 of 90 and 74 of 84 right on first sight, and the rules
+61 of 73, 52 of 62, 75 of 90, 74 of 84 and 43 of 52 (replies formatted in
+Markdown as LLM bots write them) right on first sight, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
-BR-016) 49 of 60, 83 of 98, 59 of 72 and 50 of 60 (each set written after the
+BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60 and 29 of 34 (Markdown)
+(each set written after the
 one before was fixed, in other businesses each time: a dental clinic, a
 property agent, a car-rental company, a wedding studio, a moving company, a
 broadband shop, a hotel's banquet sales, a beauty salon); every miss was
@@ -118,10 +120,10 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   2021-06; 「过户费大概2000元」 by 2021 and 「油耗大概5.8L」 by the 6 of 2021-06,
   within the tolerance).
 - `knowledge_not_used`: an approximation (「3万多公里」 for 3.37万公里) is not
-  recognised as this car's fact; this car's facts offered as an alternative and
-  labelled as this car (「思域查不到。您可以看看这台朗逸，3.37万公里」) still read
-  as the other car's; facts without a telling number (colour, gearbox) are not
-  compared by default (`numeric_only`), so 「那台Civic是白色的，自动挡」 passes.
+  recognised as this car's fact; facts without a telling number (colour,
+  gearbox) are not compared by default (`numeric_only`), so 「那台Civic是白色的，
+  自动挡」 passes; a sentence that names this car and the other one together
+  (「宝马和朗逸都是3.37万公里」) counts as naming this car.
 - `order` (BR-007): a complaint restated without a marker (「上次到店看车让您白等了」)
   reads as an invitation to the store before the apology.
 - `not_after` (BR-019): another car offered without a forbidden word and named

@@ -21,6 +21,7 @@ from ._text import (
     number_spans,
     numbers,
     prepare_numbers,
+    sentences,
 )
 
 __all__ = ["GroundedNumbers", "KnowledgeNotUsed", "KnowledgePoints", "value_present"]
@@ -182,6 +183,25 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
 class KnowledgeNotUsed(Params):
     paths: tuple[str, ...] = ()
     numeric_only: bool = True
+    #: where the knowledge names its item (``carConfigInfo.title``): a fact said in a
+    #: sentence that names this item (「我这里只有这台2021款朗逸的：标价8.98万」「本车（朗逸）
+    #: 标价8.98万」) is offered as this item's, not the other's
+    title: str | None = None
+    #: words that name this turn's item whatever its title
+    this_item: tuple[str, ...] = ("本车",)
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def _names(title: str) -> tuple[str, ...]:
+    """How a reply names the item with this title: its words without digits and the
+    endings of its first such word (大众朗逸 → 大众朗逸, 众朗逸, 朗逸)."""
+    words = [w for w in normalize(title).split() if w and not _DIGIT.search(w)]
+    if not words:
+        return ()
+    first = words[0]
+    return tuple(dict.fromkeys([*words, *(first[i:] for i in range(1, len(first) - 1))]))
 
 
 def _at(knowledge: Any, path: str) -> Any:
@@ -198,7 +218,9 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     Checks the values at ``paths`` (dotted; default every value), by default
     only those with a telling number (mileage, price, dates: a decimal or a
     number ≥ 10), compared like ``knowledge_points``. A value the user said
-    themselves may be repeated. Not applicable without knowledge.
+    themselves may be repeated. A fact said only in sentences that name this turn's item
+    (a word of ``title``'s value, or of ``this_item``) is offered as this item's: 「思域查不
+    到。您可以看看这台朗逸，3.37万公里」 passes. Not applicable without knowledge.
     """
     if not turn.knowledge:
         return RuleOutcome.not_applicable("no knowledge this turn")
@@ -210,6 +232,13 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     said = "\n".join([turn.input, *(h["content"] for h in turn.history if h.get("role") == "user")])
     values = [v for v in values if not value_present(v, said)]  # the user's own words
     used = [v for v in values if value_present(v, turn.reply)]
+    title = _at(turn.knowledge, p.title) if p.title else None
+    # a name the user used for the car they asked about (「2019款的朗逸」) tells nothing apart
+    names = [n for n in (*p.this_item, *(_names(title) if isinstance(title, str) else ()))
+             if n not in normalize(said)]
+    if used and names:  # a fact said only where the reply names this item is this item's
+        told = [s for s in sentences(turn.reply) if not any(n in normalize(s) for n in names)]
+        used = [v for v in used if any(value_present(v, s) for s in told)]
     if used:
         return RuleOutcome.failed(f"states this turn's knowledge: {used}", ", ".join(used))
     return RuleOutcome.passed("no fact of this turn's knowledge in the reply")

@@ -40,12 +40,19 @@ KEEP_CHARS = 2_000
 
 def normalize(text: str, ignore_case: bool = False) -> str:
     """NFKC (full-width digits, letters and punctuation to their plain forms), and common
-    traditional characters to simplified. One character stays one character."""
+    traditional characters to simplified, one character to one; Markdown emphasis is
+    dropped (「**留个**手机号」 is 「留个手机号」; the stars of 「138****5678」 stay)."""
     return (_fold if len(text) > KEEP_CHARS else _fold_kept)(text, ignore_case)
+
+
+#: a run of * or ` that marks emphasis or code, not one inside a masked number
+_EMPHASIS = re.compile(r"\*++(?!\d)|(?<![\d*])\*++|`+")
 
 
 def _fold(text: str, ignore_case: bool) -> str:
     out = unicodedata.normalize("NFKC", text).translate(_TRADITIONAL)
+    if "*" in out or "`" in out:
+        out = _EMPHASIS.sub("", out)
     return out.casefold() if ignore_case else out
 
 
@@ -70,9 +77,15 @@ def fold_pattern(pattern: str) -> str:
     return "".join(out)
 
 
+#: a line break after a comma or 、 continues the sentence
+_BROKEN_LINE = re.compile(r"(?<=[，,、])[ \t]*\n[ \t\n]*(?=\S)")
+
+
 def sentences(text: str) -> list[str]:
-    """Sentences of ``text``: 。！？!?；; and newlines end a sentence."""
+    """Sentences of ``text``: 。！？!?；; and newlines end a sentence (not a newline after
+    a comma or 、, which breaks a line inside a sentence)."""
     text = _QUOTED.sub(lambda m: _SENTENCE_END.sub(" ", m.group(0)), text)  # 「您问的“能便宜吗？”」
+    text = _BROKEN_LINE.sub(" ", text)  # 「这台朗逸，\n表显3.37万公里」 is one sentence
     parts = _SENTENCE_END.split(text)
     return [p.strip() for p in parts if not _ONLY_PUNCT.match(p)]
 

@@ -6,8 +6,8 @@ https://github.com/BYVoid/OpenCC, commit 5249273a): every entry whose key and fi
 are single characters, except where the key is also one of its own values (乾, 於, 瞭, 藉:
 characters in simplified use with another meaning stay as they are); chains resolved
 (薴 → 苧 → 苎), and 帳 → 账 (the sense of 账单). Phrase-level conversion is left out on
-purpose: :func:`normalize` keeps one character one character, so offsets in the folded
-text are offsets in the reply. Regenerate with::
+purpose: the table folds one character to one, so a reply without Markdown keeps its
+offsets when folded (evidence is quoted as the agent wrote it). Regenerate with::
 
     pairs = {}
     for line in open("TSCharacters.txt", encoding="utf-8"):
