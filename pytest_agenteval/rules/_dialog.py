@@ -46,15 +46,17 @@ __all__ = [
 
 PARTIES = ("店家", "门店", "店里", "店长", "销售", "顾问", "客服", "专人", "负责人", "工作人员",
            "同事", "经理", "人工", "专员", "师傅", "商家", "老板", "sales", "助理", "设计师",
-           "医生", "前台", "老师", "管家", "经纪人", "评估师", "检测师", "技师")
+           "医生", "前台", "老师", "管家", "经纪人", "评估师", "检测师", "技师", "staff", "team",
+           "consultant", "manager", "colleague", "agent")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
                  "来电", "发给?(您|你)", "打给(您|你)", "帮(您|你)", "通知", "决定", "拍板", "定夺",
                  "回(个|一个)?电话", "(跟|和|与)(您|你)(谈|聊)",
                  "回(您)?消息", "详细(聊|说)", "说了算", "confirm", "call(您|你)",
+                 r"call\s*(you|u)\b", "contact you", "get back to you", "follow up", "check",
                  "(?<![一肯约预确])定(?![了金])")
 #: a verb that hands the matter to the party named after it (「安排销售…」「咨询门店」)
-HAND_TO = ("安排", "让", "请", "咨询", "问问?", "转给", "交给", "转接", "找")
+HAND_TO = ("安排", "让", "请", "咨询", "问问?", "问返", "转给", "交给", "转接", "找")
 _DONE = r"(?<!已)(?<!已经)(?<!为您)(?<!帮您)(?<!无需)(?<!不需要)(?<!不必)"
 #: 「号码」 as a contact, not an appointment's, an order's or a plate's number
 _NUM = (r"(?<!预约)(?<!订单)(?<!会员)(?<!车牌)(?<!身份证)(?<!快递)(?<!排队)(?<!挂号)(?<!验证)"
@@ -63,7 +65,7 @@ _NUM = (r"(?<!预约)(?<!订单)(?<!会员)(?<!车牌)(?<!身份证)(?<!快递)(
 _WHICH = r"(备用|其他|另外的?|另一个|常用的?|紧急联系人的?|家里人的?|家人的?)?"
 CONTACT_REQUEST = (
     # 「留个 *手机号* 给我」: Markdown leaves spaces around the object
-    _DONE + r"(留|提供|告诉|发|填|登记|输入|报|(?<![会将快已])回复)(我|我们)?"
+    _DONE + r"(留|提供|告诉|发|填|登记|输入|报|(?<![会将快已])回复)(低|底)?(我|我们)?"
     r"(一?下|个|下|一个|一次|一遍|下来)?(下)?\s*((您|你)的?)?((姓名|称呼|名字)(和|及|跟|以及)?)?"
     + _WHICH + r"\s*"
     + r"(手机号码|手机号|手机|手鸡号?|电话号码|电话|联(系|络)方式|" + _NUM + r"|联(系|络)电话|📱"
@@ -83,7 +85,9 @@ CONTACT_REQUEST = (
     r"怎么(联系|联络)(到)?(您|你)",
     r"(还有|有没有)(其他|别的|另外的?|备用)的?(手机|电话|号码|联系方式)",
     r"(leave|share|send|give|provide|drop)\s*(us|me)?\s*(your|a|one|一个|个|一下)?\s*"
-    r"(phone|mobile|contact|number|cell)",
+    r"(phone|mobile|contact|number|cell|手机|电话|号码|联系方式)",
+    r"(do you have|have you got|any)\s*(a|another)?\s*(backup|other|another|second|spare)\s*"
+    r"(phone|number|contact|mobile)",
     r"(what's|what is) your (phone|mobile|number|contact)",
 )
 MARKETING = ("优惠", "活动", "推荐", "新到", "新车源", "(给您|帮您|要不要|再)(看看|介绍)",
@@ -101,7 +105,8 @@ COMMIT = (r"(保证|保正)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"最低价?(给|可以|能)?(您|你)?\d", r"申请到", r"\d+(\.\d+)?万就(可以|能)",
           r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定)", r"给(您|你)定(了|下)",
-          r"说定了", r"随时(都)?可以", r"立减", r"直降", r"到手价",
+          r"说定了", r"随时(都)?可以", r"立减", r"直降", r"到手价", r"(直接|立|再)减\s*\d",
+          r"(就|直接)按\s*\d+(\.\d+)?\s*(万|元|块)",
           r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
           r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)(再)?担心")
 _TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|周[一二三四五六日末]"
@@ -132,9 +137,9 @@ SAFE = (*DISCLAIMER, r"(店家|销售|门店|负责人|专人).{0,6}(确认|核�
 TOPICS: dict[str, tuple[str, ...]] = {
     "price": ("价格", "价钱", "价位", "报价", "多少钱", "(车|售|成交|到手|总|单)价", "便宜", "优惠",
               "折扣", "打折", "最低", "底价", "(这个?|此|该)价", r"\d+(\.\d+)?\s*(万|元|块)",
-              "补贴", "免息", "0利率", "福利", "(即|立|尽)享", "立减", "直降"),
-    "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)",
-              "(提|取)车"),
+              "补贴", "免息", "0利率", "福利", "(即|立|尽)享", "立减", "直降", r"减\s*\d"),
+    "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)", "(提|取)车",
+              "仲(喺度|有)", "未卖"),
     "condition": ("车况", "事故", "泡水", "火烧", "调表", "毛病", "accident", "大修", "故障",
                   "翻新", "原版原漆", "发动机", "变速箱"),
     "slot": ("试驾", "看车", "预约", "到店", "(看车|试驾|到店)时间", "几点", "明天", "后天",
@@ -178,6 +183,10 @@ def find_party_action(text: str, parties: tuple[str, ...] | list[str],
     return None
 
 
+#: a contact named as a label of the number after it (「登记号码：138****5678」)
+_LABELLED = re.compile(r"\s*[:：]\s*[\d*+]")
+
+
 def contact_requests(norm: str, patterns: tuple[str, ...] | list[str]
                      ) -> Iterator[tuple[int, int]]:
     """Where ``norm`` (normalised text) asks for the user's contact: the (start, end) of
@@ -189,7 +198,8 @@ def contact_requests(norm: str, patterns: tuple[str, ...] | list[str]
     for start, end in clause_spans(norm):
         clause = norm[start:end]
         for m in regex.finditer(clause):
-            if not negated(clause, m.start()) and not quoted(norm, start + m.start()):
+            if (not negated(clause, m.start()) and not quoted(norm, start + m.start())
+                    and not _LABELLED.match(norm, start + m.end())):
                 yield start + m.start(), start + m.end()
 
 
@@ -285,7 +295,8 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"(如果|要是)?(您|你)?方便的话", r"为了.{0,12}(联系|回复|服务|跟进|通知)(您|你)",
            r"(请问)?(怎么|如何)称呼(您|你)?", r"(您|你)贵姓", r"(先生|女士|小姐|老板)",
            r"(您|你)?(先)?(别|不要|莫)(着急|急|生气|担心)", r"(请|麻烦)?(您|你)?稍等(一下|片刻)?",
-           r"(宝子|宝宝|亲爱的|小可爱|家人们?)",
+           r"(宝子|宝宝|亲爱的|小可爱|家人们?)", r"(hi|hello|hey)(there)?",
+           r"dear(customer|sir|madam)?", r"thanks?(you)?",
            r"欢迎(您)?(咨询|光临|来到|关注)[^，,。!?]{0,12}",
            # praising the question answers nothing (「您问的这个问题很关键哦」)
            r"(您|你)?(问的)?(这个)?问题(问得)?(很|非常|特别|真)?(关键|好|专业|重要|到位)",
@@ -294,7 +305,8 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"(您|你)(是)?(想|要)?(问|了解|咨询)[^，,。!?？]{0,20}(对吧|是吧|对吗|是吗|吧)")
 #: words before a contact request inside its clause that answer nothing
 LEAD_INS = (r"麻烦", r"请问", r"请", r"(您|你)(的)?", r"先", r"可以先", r"再", r"这边", r"您看",
-            r"方便的话", r"一下", r"的话")
+            r"方便的话", r"一下", r"的话", r"(could|can|would|will)(you|u)", r"please", r"pls",
+            r"kindly")
 
 
 class AnswersFirst(Compiles):
@@ -304,6 +316,8 @@ class AnswersFirst(Compiles):
 
 
 _WORDLESS = re.compile(r"[\W_]+")
+#: a bracketed label of a scripted bot (「【诚信二手车】」「【温馨提示】」)
+_LABEL = re.compile(r"【[^】\n]{0,12}】")
 _PARTICLES = "啊呀哦哈啦嘛的了呢吧噢哒"
 _SENTENCE_GAP = re.compile(r"[。！？!?；;\n]")
 
@@ -332,7 +346,7 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
     opener = _opening(p.openers)
     lead_in = compile_any(p.lead_ins)
     before: list[str] = []
-    for clause in clauses(turn.reply):
+    for clause in clauses(_LABEL.sub("", turn.reply)):  # 「【温馨提示】」 answers nothing
         hit = unnegated(regex, clause) if regex else None
         if hit is None:
             before.append(clause)
@@ -656,6 +670,10 @@ class NotAfter(Compiles):
     #: a user message from the trigger on (this turn's input included) matching one of
     #: these lifts the ban (the user asks for it again)
     lifted_by: tuple[str, ...] = ()
+    #: a clause saying the forbidden thing stops (「后续不会再向您推送其他车辆及活动信息」)
+    #: names it without saying it
+    stops: tuple[str, ...] = (r"(不会|不再|不会再)[^，,。！？!?；;]{0,8}(推送|推荐|发送|打扰|联系)",
+                              r"(关闭|停止|取消)[^，,。！？!?；;]{0,6}(推送|推荐)")
 
 
 @rule("not_after", params=NotAfter)
@@ -687,6 +705,11 @@ def not_after(p: NotAfter, turn: TurnView) -> RuleOutcome:
     if asked is not None:
         return RuleOutcome.not_applicable(f"the user asked again ({asked.group(0)!r})")
     text = normalize(turn.reply)
+    stop = compile_any(p.stops)
+    if stop is not None:  # blank out the clauses that say it stops
+        for a, b in clause_spans(text):
+            if stop.search(text, a, b):
+                text = text[:a] + " " * (b - a) + text[b:]
     bad = unnegated(forbidden, text)
     if bad is not None:
         return RuleOutcome.failed(f"{bad.group(0)!r} after {said.group(0)!r} was said",

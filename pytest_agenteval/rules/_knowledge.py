@@ -26,7 +26,7 @@ from ._text import (
 
 __all__ = ["GroundedNumbers", "KnowledgeNotUsed", "KnowledgePoints", "value_present"]
 
-_APPROX_AFTER = re.compile(r"^\s*(多|余|左右|出头|上下|来)")
+_APPROX_AFTER = re.compile(r"^\s*(多|余|左右|出头|上下|来|几)")  # 「3万几」 (Cantonese)
 _APPROX_BEFORE = re.compile(r"(约|大约|大概|差不多|将近|接近|近)\s*$")
 _SQUASH = re.compile(r"\s+")
 

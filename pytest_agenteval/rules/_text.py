@@ -77,6 +77,8 @@ def fold_pattern(pattern: str) -> str:
     return "".join(out)
 
 
+#: a line that is only a bracketed label (「【温馨提示】」)
+_LABEL_LINE = re.compile(r"(?m)^[ \t]*【[^】\n]{0,12}】[ \t]*$")
 #: a line break after a comma or 、 continues the sentence
 _BROKEN_LINE = re.compile(r"(?<=[，,、])[ \t]*\n[ \t\n]*(?=\S)")
 
@@ -86,6 +88,7 @@ def sentences(text: str) -> list[str]:
     a comma or 、, which breaks a line inside a sentence)."""
     text = _QUOTED.sub(lambda m: _SENTENCE_END.sub(" ", m.group(0)), text)  # 「您问的“能便宜吗？”」
     text = _BROKEN_LINE.sub(" ", text)  # 「这台朗逸，\n表显3.37万公里」 is one sentence
+    text = _LABEL_LINE.sub("", text)  # a scripted bot's 「【温馨提示】」 line says nothing
     parts = _SENTENCE_END.split(text)
     return [p.strip() for p in parts if not _ONLY_PUNCT.match(p)]
 
@@ -158,9 +161,16 @@ def _compile_any(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{fold_pattern(p)})" for p in patterns), re.IGNORECASE)
 
 
+#: an English negation a few words before (「we won't send you any promo」「no discount」)
+_EN_NEGATION = re.compile(r"\b(no|not|never|don't|won't|can't|cannot|without)\b[a-z\s']{0,14}$",
+                          re.IGNORECASE)
+
+
 def negated(text: str, start: int, window: int = 8) -> bool:
-    """True when a negation ends right before ``start`` (「不方便加微信」, 「无法承诺」)."""
-    return bool(_NEGATION.search(text[max(0, start - window):start]))
+    """True when a negation ends right before ``start`` (「不方便加微信」, 「无法承诺」,
+    「won't send you any promo」)."""
+    return bool(_NEGATION.search(text[max(0, start - window):start])
+                or _EN_NEGATION.search(text[max(0, start - 20):start]))
 
 
 def quoted(text: str, start: int) -> bool:
@@ -208,6 +218,11 @@ _CN_ZERO = re.compile(r"(?<![一二两三四五六七八九十百千万\d])零(?
 _W = re.compile(r"(?<=\d)w(?=公里|千米|km|元|块|多|左右|以内|出头|$|[,，。!！?？~～、)）])",
                 re.IGNORECASE)
 _PM = re.compile(r"(下午|晚上|傍晚|晚)\s*(\d{1,2})(?=点)")
+#: 「Jun 2021」「June, 2021」 → 2021年6月
+_MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
+                                       "sep", "oct", "nov", "dec"), 1)}
+_EN_MONTH = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?,?\s+"
+                       r"((?:19|20)\d{2})\b", re.IGNORECASE)
 #: one Chinese digit where it can only be an hour or a month: 「早上九点」「晚上六点」「2021年六月」
 _CN_HOUR = re.compile(r"(早上|上午|中午|下午|晚上|傍晚|凌晨|早|晚)([一二两三四五六七八九十])(?=点)")
 _CN_MONTH = re.compile(r"(?<=年)([一二三四五六七八九十])(?=月)")
@@ -245,6 +260,7 @@ def prepare_numbers(text: str) -> str:
 
 def _prepare(text: str) -> str:
     text = _DATE_DOT.sub(r"\1-\2", normalize(text))
+    text = _EN_MONTH.sub(lambda m: f"{m.group(2)}年{_MONTHS[m.group(1)[:3].lower()]}月", text)
     text = _CN_NUMBER.sub(lambda m: str(_cn_value(m.group(0))), text)
     text = _CN_HOUR.sub(lambda m: m.group(1) + str(_cn_value(m.group(2))), text)
     text = _CN_MONTH.sub(lambda m: str(_cn_value(m.group(1))), text)
