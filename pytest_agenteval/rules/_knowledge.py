@@ -195,13 +195,14 @@ _DIGIT = re.compile(r"\d")
 
 
 def _names(title: str) -> tuple[str, ...]:
-    """How a reply names the item with this title: its words without digits and the
-    endings of its first such word (大众朗逸 → 大众朗逸, 众朗逸, 朗逸)."""
+    """How a reply names the item with this title: its first word without digits (the make
+    and model) and that word's endings (大众朗逸 → 大众朗逸, 众朗逸, 朗逸); a trim such as
+    自动舒适版 is shared by other cars of the model and names none."""
     words = [w for w in normalize(title).split() if w and not _DIGIT.search(w)]
     if not words:
         return ()
     first = words[0]
-    return tuple(dict.fromkeys([*words, *(first[i:] for i in range(1, len(first) - 1))]))
+    return tuple(first[i:] for i in range(len(first) - 1))
 
 
 def _at(knowledge: Any, path: str) -> Any:

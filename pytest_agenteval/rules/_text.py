@@ -16,9 +16,10 @@ __all__ = ["clauses", "compile_any", "fold_pattern", "leaves", "negated", "norma
 _REGEX_META = frozenset("()[]{}?*+.^$|\\")
 
 #: 。！？!?；; and newlines; a half-width full stop after a word and before a space or the
-#: end (「OK. 这台是2021款的.」, not 3.37 or a list's 「1. 」); emoji before a space
+#: end (「OK. 这台是2021款的.」, not 3.37, a list's 「1. 」 or 「Ms. Lee」); emoji before a space
 #: (「车还在呢😊 车况很好」)
-_SENTENCE_END = re.compile(r"[。！？!?；;\n]+|(?<=[^\d\s.])\.(?=\s|$|[\u4e00-\u9fff])"
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]+|(?<=[^\d\s.])(?<!Mr)(?<!Ms)(?<!Mrs)(?<!Dr)(?<!No)"
+                           r"(?<!St)(?<!vs)(?<!etc)\.(?=\s|$|[\u4e00-\u9fff])"
                            r"|[\U0001F300-\U0001FAFF\u2600-\u27BF]+\s+")
 #: a quotation: words the reply mentions (the user's own, a phrase) and does not say
 _QUOTED = re.compile(r"“[^“”]*”|「[^「」]*」|『[^『』]*』|\"[^\"\n]*\"")
@@ -226,6 +227,9 @@ _EN_MONTH = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z
 #: one Chinese digit where it can only be an hour or a month: 「早上九点」「晚上六点」「2021年六月」
 _CN_HOUR = re.compile(r"(早上|上午|中午|下午|晚上|傍晚|凌晨|早|晚)([一二两三四五六七八九十])(?=点)")
 _CN_MONTH = re.compile(r"(?<=年)([一二三四五六七八九十])(?=月)")
+#: and litres of fuel: 「六个油」「五升」
+_CN_LITRE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])"
+                       r"(?=个油|升|公升)")
 
 
 def _pm(m: re.Match[str]) -> str:
@@ -264,6 +268,7 @@ def _prepare(text: str) -> str:
     text = _CN_NUMBER.sub(lambda m: str(_cn_value(m.group(0))), text)
     text = _CN_HOUR.sub(lambda m: m.group(1) + str(_cn_value(m.group(2))), text)
     text = _CN_MONTH.sub(lambda m: str(_cn_value(m.group(1))), text)
+    text = _CN_LITRE.sub(lambda m: str(_cn_value(m.group(1))), text)
     text = _CN_ZERO.sub("0", text)
     text = _W.sub("万", text)
     text = _CLOCK.sub(lambda m: f"{int(m.group(1))}点" + (f"{int(m.group(2))}分"
