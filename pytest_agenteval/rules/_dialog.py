@@ -522,6 +522,14 @@ class Order(Compiles):
         return self
 
 
+def _some(words: tuple[str, ...], shown: int = 4) -> str:
+    """A vocabulary as a failure names it: all of a short one, the first few of a long one
+    (「['抱歉', '报歉', '对不起', '对不住', … 17 more]」)."""
+    if len(words) <= shown + 1:
+        return str(list(words))
+    return str(list(words[:shown]))[:-1] + f", … {len(words) - shown} more]"
+
+
 class Move(NamedTuple):
     """A ``then`` move of a reply: where it is in the normalised text, and what it says."""
 
@@ -571,7 +579,7 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
         return RuleOutcome.not_applicable("no 'then' phrase in the reply")
     f = unnegated(first, text)
     if f is None or f.start() > t.start:
-        return RuleOutcome.failed(f"{t.phrase!r} comes before any of {list(p.first)}",
+        return RuleOutcome.failed(f"{t.phrase!r} comes before any of {_some(p.first)}",
                                   text[: t.end])
     return RuleOutcome.passed("in order", text[f.start(): t.end])
 
@@ -660,7 +668,7 @@ def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
     f = unnegated(first, text)
     if f is not None and f.start() < move.start:
         return RuleOutcome.passed("in order", text[f.start(): move.end])
-    return RuleOutcome.failed(f"{move.phrase!r} before any of {list(p.first)} in the "
+    return RuleOutcome.failed(f"{move.phrase!r} before any of {_some(p.first)} in the "
                               "dialog", text[: move.end])
 
 
