@@ -163,8 +163,9 @@ def _compile_any(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
 
 
 #: an English negation a few words before (「we won't send you any promo」「no discount」)
-_EN_NEGATION = re.compile(r"\b(no|not|never|don't|won't|can't|cannot|without)\b[a-z\s']{0,14}$",
-                          re.IGNORECASE)
+#: (「don't forget to leave your number」「don't hesitate to…」 ask)
+_EN_NEGATION = re.compile(r"\b(no|not|never|don't|won't|can't|cannot|without)\b"
+                          r"(?!\s+(forget|hesitate))[a-z\s']{0,14}$", re.IGNORECASE)
 
 
 def negated(text: str, start: int, window: int = 8) -> bool:
