@@ -40,13 +40,14 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: 75 of 90, a quarter in other businesses), a sixth after that (74 of 84), and replies in
 #: Markdown as LLM bots write them (``rule_traps_markdown.yaml``: 43 of 52), and from scripted
 #: and English or Cantonese bots (``rule_traps_scripted.yaml``: 38 of 52), and a seventh
-#: held-out set after all of those were fixed (50 of 58)
+#: held-out set after all of those were fixed (50 of 58), and long conversations for the
+#: cross-turn rules (``rule_traps_dialogs.yaml``: 18 of 24)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
                       "rule_traps_holdout5.yaml", "rule_traps_holdout6.yaml",
                       "rule_traps_markdown.yaml", "rule_traps_scripted.yaml",
-                      "rule_traps_holdout7.yaml")
+                      "rule_traps_holdout7.yaml", "rule_traps_dialogs.yaml")
     for trap in _read(name)]
 
 
@@ -84,13 +85,15 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: held-out set (98, four businesses) after that one was fixed (83 of 98 unseen), and a
 #: third (72, three more businesses) after the second was fixed (59 of 72 unseen), and a
 #: fourth after that (50 of 60), replies in Markdown (29 of 34) and from scripted and
-#: English or Cantonese bots (21 of 28), and a fifth held-out set after those (29 of 34).
-#: ``na``: the situation does not arise, so the rule must not be applied at all.
+#: English or Cantonese bots (21 of 28), a fifth held-out set after those (29 of 34) and
+#: long conversations (17 of 20). ``na``: the situation does not arise, so the rule must not
+#: be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
     trap for name in ("situation_traps.yaml", "situation_traps_holdout.yaml",
                       "situation_traps_holdout2.yaml", "situation_traps_holdout3.yaml",
                       "situation_traps_holdout4.yaml", "situation_traps_markdown.yaml",
-                      "situation_traps_scripted.yaml", "situation_traps_holdout5.yaml")
+                      "situation_traps_scripted.yaml", "situation_traps_holdout5.yaml",
+                      "situation_traps_dialogs.yaml")
     for trap in _read(name)]
 
 
