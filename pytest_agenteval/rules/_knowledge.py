@@ -27,7 +27,14 @@ from ._text import (
 __all__ = ["GroundedNumbers", "KnowledgeNotUsed", "KnowledgePoints", "value_present"]
 
 _APPROX_AFTER = re.compile(r"^\s*(多|余|左右|出头|上下|来|几)")  # 「3万几」 (Cantonese)
-_APPROX_BEFORE = re.compile(r"(约|大约|大概|差不多|将近|接近|近)\s*$")
+_APPROX_BEFORE = re.compile(r"(约|大约|大概|差不多|将近|接近|近|不到)\s*$")
+#: which side of the number the true value lies on: 「3万多」 above it, 「将近9万」 below
+_ABOVE = frozenset("多余几") | {"出头"}
+_BELOW = frozenset({"将近", "接近", "近", "不到"})
+#: a number the user gives as a bound (「预算10万以内」「最多9万」) grounds itself, not a
+#: value near it
+_BOUND_AFTER = re.compile(r"^\s*(万|千|元|块)?\s*(以内|以下|之内|以上|封顶|内)")
+_BOUND_BEFORE = re.compile(r"(预算|不超过|最多|至多|最少|至少|控制在)\s*$")
 _SQUASH = re.compile(r"\s+")
 
 
@@ -134,8 +141,35 @@ class GroundedNumbers(Params):
         "knowledge", "history", "input")
 
 
-def _approx(text: str, start: int, end: int) -> bool:
-    return bool(_APPROX_AFTER.match(text[end:end + 3]) or _APPROX_BEFORE.search(text[:start]))
+def _approx(text: str, start: int, end: int) -> str | None:
+    """How the number at ``start:end`` is approximate: "above" (「3万多」), "below"
+    (「将近9万」), "about" (「约9万」「9万左右」), or None when it is not."""
+    after = _APPROX_AFTER.match(text[end:end + 3])
+    before = _APPROX_BEFORE.search(text[max(0, start - 4):start])
+    if after is None and before is None:
+        return None
+    if after is not None and after.group(1) in _ABOVE:
+        return "above"
+    if before is not None and before.group(1) in _BELOW:
+        return "below"
+    return "about"
+
+
+def _near(kind: str, value: float, known: float, tolerance: float) -> bool:
+    """The true value ``known`` fits the approximate ``value`` of this kind."""
+    reach = tolerance * max(abs(known), 1.0)
+    if kind == "above":
+        return value <= known <= value + reach
+    if kind == "below":
+        return value - reach <= known <= value
+    return abs(known - value) <= reach
+
+
+def _source_numbers(text: str) -> list[tuple[float, bool]]:
+    """Every number of a source with whether it is only a bound (「10万以内」)."""
+    prepared = prepare_numbers(text)
+    return [(v, bool(_BOUND_AFTER.match(prepared, e) or _BOUND_BEFORE.search(
+        prepared[max(0, s - 4):s]))) for s, e, _, v in number_spans(prepared)]
 
 
 @rule("grounded_numbers", params=GroundedNumbers)
@@ -143,8 +177,10 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     """Every number in the reply appears in the knowledge, the history or the input.
 
     Numbers are compared by value (8.98万 = 89800, 2021.06 = 2021年6月, 21年 =
-    2021年). A number marked as approximate (「3万多」「约9万」) is grounded when a
-    source value lies within ``tolerance`` of it. Numbers inside an ``ignore``
+    2021年). A number marked as approximate is grounded when a source value fits it within
+    ``tolerance``: above it for 「3万多」 (33,700 fits; 「9万多」 for 8.98万 does not), below
+    it for 「将近9万」「不到9万」, on either side for 「约9万」「9万左右」; a user's bound
+    (「预算10万以内」) grounds only itself. Numbers inside an ``ignore``
     pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
     ``history`` (every earlier message), ``user`` (only the user's earlier
@@ -160,7 +196,7 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
         sources += [h["content"] for h in turn.history if h.get("role") == "user"]
     if "input" in p.sources:
         sources.append(turn.input)
-    known = [v for s in sources for _, v in numbers(s)]
+    known = [kv for s in sources for kv in _source_numbers(s)]
     text = prepare_numbers(turn.reply)
     skip = compile_any(p.ignore)
     spans = [m.span() for m in skip.finditer(text)] if skip else []
@@ -168,10 +204,10 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     for start, end, raw, value in number_spans(text):
         if any(a <= start < b for a, b in spans):
             continue
-        if any(abs(k - value) < 1e-9 for k in known):
+        if any(abs(k - value) < 1e-9 for k, _ in known):
             continue
-        if _approx(text, start, end) and any(
-                abs(k - value) <= p.tolerance * max(abs(k), 1.0) for k in known):
+        kind = _approx(text, start, end)
+        if kind and any(_near(kind, value, k, p.tolerance) for k, bound in known if not bound):
             continue
         bad.append(raw)
     if bad:
