@@ -41,13 +41,15 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: Markdown as LLM bots write them (``rule_traps_markdown.yaml``: 43 of 52), and from scripted
 #: and English or Cantonese bots (``rule_traps_scripted.yaml``: 38 of 52), and a seventh
 #: held-out set after all of those were fixed (50 of 58), and long conversations for the
-#: cross-turn rules (``rule_traps_dialogs.yaml``: 18 of 24)
+#: cross-turn rules (``rule_traps_dialogs.yaml``: 18 of 24) and replies hard to read right
+#: (``rule_traps_hard.yaml``: 19 of 24)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
                       "rule_traps_holdout5.yaml", "rule_traps_holdout6.yaml",
                       "rule_traps_markdown.yaml", "rule_traps_scripted.yaml",
-                      "rule_traps_holdout7.yaml", "rule_traps_dialogs.yaml")
+                      "rule_traps_holdout7.yaml", "rule_traps_dialogs.yaml",
+                      "rule_traps_hard.yaml")
     for trap in _read(name)]
 
 
@@ -86,14 +88,14 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: third (72, three more businesses) after the second was fixed (59 of 72 unseen), and a
 #: fourth after that (50 of 60), replies in Markdown (29 of 34) and from scripted and
 #: English or Cantonese bots (21 of 28), a fifth held-out set after those (29 of 34) and
-#: long conversations (17 of 20). ``na``: the situation does not arise, so the rule must not
-#: be applied at all.
+#: long conversations (17 of 20) and BR-004 on replies hard to read right (18 of 20). ``na``:
+#: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
     trap for name in ("situation_traps.yaml", "situation_traps_holdout.yaml",
                       "situation_traps_holdout2.yaml", "situation_traps_holdout3.yaml",
                       "situation_traps_holdout4.yaml", "situation_traps_markdown.yaml",
                       "situation_traps_scripted.yaml", "situation_traps_holdout5.yaml",
-                      "situation_traps_dialogs.yaml")
+                      "situation_traps_dialogs.yaml", "situation_traps_hard.yaml")
     for trap in _read(name)]
 
 

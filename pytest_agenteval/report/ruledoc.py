@@ -96,12 +96,12 @@ Deterministic matching has edges. On replies reviewers wrote blind, from the
 rules' descriptions alone, to trip them, the rules judged 51 of 83, 53 of 72,
 61 of 73, 52 of 62, 75 of 90, 74 of 84, 43 of 52 (replies formatted in
 Markdown as LLM bots write them), 38 of 52 (scripted bots, English and
-Cantonese), 50 of 58 and 18 of 24 (long conversations) right on first sight,
-and the rules
+Cantonese), 50 of 58, 18 of 24 (long conversations) and 19 of 24 (corrections,
+conditionals, contrasts) right on first sight, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
-(scripted, English, Cantonese), 29 of 34 and 17 of 20 (long conversations)
-(each set written after the
+(scripted, English, Cantonese), 29 of 34, 17 of 20 (long conversations) and 18
+of 20 (corrections, conditionals, contrasts) (each set written after the
 one before was fixed, in other businesses each time: a dental clinic, a
 property agent, a car-rental company, a wedding studio, a moving company, a
 broadband shop, a hotel's banquet sales, a beauty salon); every miss was
@@ -121,7 +121,9 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   field of a form listed with 、 (「填个报名表（家长姓名、联系电话、孩子年龄）」) is not
   seen as a request.
 - `handoff` (BR-005): a hand-off of another matter in the same reply
-  (「最低8.5万就能拿走，手续让销售跟您对接」) passes.
+  (「最低8.5万就能拿走，手续让销售跟您对接」) passes, and so does one offered as a
+  hypothetical and then waved away (「如果您不放心，可以让店家帮您查一下；不过其实不用
+  麻烦，这台车没出过任何事故」).
 - `grounded_numbers`: units are not compared (「质保6个月」 is grounded by the 6 of
   2021-06; 「过户费大概2000元」 by 2021 and 「油耗大概5.8L」 by the 6 of 2021-06,
   within the tolerance; 「30米线材」 by the 30 of 8:30); a duration in words
