@@ -180,3 +180,36 @@ def test_folded_texts_are_kept_only_when_short() -> None:
     long = "還" * (_text.KEEP_CHARS + 1)
     assert _text.normalize(long) == "还" * (_text.KEEP_CHARS + 1)
     assert _text._fold_kept.cache_info().currsize == after.currsize
+
+
+def test_order_takes_the_shared_contact_request() -> None:
+    """``contact_request: true`` orders a contact request as every contact rule finds it."""
+    params = {"first": ["抱歉"], "contact_request": True}
+    assert check("order", "怎么联系您比较方便？抱歉。", params).status == "failed"
+    assert check("order", "Please leave your phone number. Sorry.",
+                 {"first": ["sorry"], "contact_request": True}).status == "failed"
+    assert check("order", "抱歉！您的手机号已收到。", params).status == "not_applicable"
+    assert check("order", "抱歉，怎么联系您比较方便？", params).status == "passed"
+    with pytest.raises(ValueError, match="no move to order"):
+        REGISTRY.get("order").parse({"first": ["抱歉"]})
+
+
+def test_not_after_stops_name_without_saying() -> None:
+    params = {"trigger": ["别推荐"], "forbidden": ["活动"]}
+    history = [{"role": "user", "content": "别推荐了"}, {"role": "assistant", "content": "好的"}]
+    said = "后续不会再向您推送其他车辆及活动信息。"
+    assert check("not_after", said, params, history=history).status == "passed"
+    assert check("not_after", said, {**params, "stops": []}, history=history).status == "failed"
+
+
+def test_knowledge_not_used_title_names_this_item() -> None:
+    knowledge = {"car": {"title": "2021款 大众朗逸", "price": "8.98万"}}
+    params = {"paths": ["car"], "title": "car.title"}
+    labelled = "思域查不到。您可以看看这台朗逸，标价8.98万。"
+    assert check("knowledge_not_used", labelled, params, input="思域多少钱",
+                 knowledge=knowledge).status == "passed"
+    assert check("knowledge_not_used", labelled, {"paths": ["car"]}, input="思域多少钱",
+                 knowledge=knowledge).status == "failed"
+    # the user named the model too (another 朗逸): the name tells nothing apart
+    assert check("knowledge_not_used", "那台朗逸标价8.98万。", params, input="2019款朗逸多少钱",
+                 knowledge=knowledge).status == "failed"

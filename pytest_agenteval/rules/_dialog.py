@@ -22,6 +22,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
 from ._text import (
+    LABEL,
     asked,
     clause_spans,
     clauses,
@@ -323,8 +324,6 @@ class AnswersFirst(Compiles):
 
 
 _WORDLESS = re.compile(r"[\W_]+")
-#: a bracketed label of a scripted bot (「【诚信二手车】」「【温馨提示】」)
-_LABEL = re.compile(r"【[^】\n]{0,12}】")
 _PARTICLES = "啊呀哦哈啦嘛的了呢吧噢哒"
 _SENTENCE_GAP = re.compile(r"[。！？!?；;\n]")
 
@@ -353,7 +352,7 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
     opener = _opening(p.openers)
     lead_in = compile_any(p.lead_ins)
     before: list[str] = []
-    for clause in clauses(_LABEL.sub("", turn.reply)):  # 「【温馨提示】」 answers nothing
+    for clause in clauses(LABEL.sub("", turn.reply)):  # 「【温馨提示】」 answers nothing
         hit = unnegated(regex, clause) if regex else None
         if hit is None:
             before.append(clause)

@@ -271,10 +271,12 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     used = [v for v in values if value_present(v, turn.reply)]
     title = _at(turn.knowledge, p.title) if p.title else None
     # a name the user used for the car they asked about (「2019款的朗逸」) tells nothing apart
+    user = normalize(said)
     names = [n for n in (*p.this_item, *(_names(title) if isinstance(title, str) else ()))
-             if n not in normalize(said)]
+             if n not in user]
     if used and names:  # a fact said only where the reply names this item is this item's
-        told = [s for s in sentences(turn.reply) if not any(n in normalize(s) for n in names)]
+        folded = [(s, normalize(s)) for s in sentences(turn.reply)]
+        told = [s for s, f in folded if not any(n in f for n in names)]
         used = [v for v in used if any(value_present(v, s) for s in told)]
     if used:
         return RuleOutcome.failed(f"states this turn's knowledge: {used}", ", ".join(used))

@@ -9,9 +9,9 @@ from collections.abc import Iterable
 
 from ._traditional import PAIRS
 
-__all__ = ["clauses", "compile_any", "fold_pattern", "leaves", "negated", "normalize",
-           "number_spans", "numbers", "prepare_numbers", "quoted", "said_at", "sentences",
-           "unnegated"]
+__all__ = ["KEEP_CHARS", "LABEL", "asked", "clause_spans", "clauses", "compile_any",
+           "fold_pattern", "leaves", "negated", "normalize", "number_spans", "numbers",
+           "prepare_numbers", "quoted", "said_at", "sentences", "unnegated"]
 
 _REGEX_META = frozenset("()[]{}?*+.^$|\\")
 
@@ -78,8 +78,9 @@ def fold_pattern(pattern: str) -> str:
     return "".join(out)
 
 
-#: a line that is only a bracketed label (「【温馨提示】」)
-_LABEL_LINE = re.compile(r"(?m)^[ \t]*【[^】\n]{0,12}】[ \t]*$")
+#: a scripted bot's bracketed label (「【诚信二手车】」「【温馨提示】」), and a line of one alone
+LABEL = re.compile(r"【[^】\n]{0,12}】")
+_LABEL_LINE = re.compile(rf"(?m)^[ \t]*{LABEL.pattern}[ \t]*$")
 #: a line break after a comma or 、 continues the sentence
 _BROKEN_LINE = re.compile(r"(?<=[，,、])[ \t]*\n[ \t\n]*(?=\S)")
 
@@ -107,7 +108,8 @@ _NEGATION = re.compile(r"(?<!要)(不(?!过|如|少|错)|没|无法|别|未|暂�
 
 def clauses(text: str) -> list[str]:
     """Clauses of ``text``: sentences further cut at commas, colons and ellipses."""
-    return [c.strip() for c in _CLAUSE_END.split(normalize(text)) if c.strip()]
+    norm = normalize(text)
+    return [norm[a:b] for a, b in clause_spans(norm)]
 
 
 def clause_spans(norm: str) -> list[tuple[int, int]]:
@@ -134,16 +136,12 @@ _WH = re.compile(r"什么|怎么(?!可能)|哪|几|多少|多久|谁|为什么|�
 
 def asked(text: str) -> list[bool]:
     """For each of :func:`clauses`, whether it asks (ends in ? or a question particle)."""
-    out = []
     norm = normalize(text)
-    pos = 0
-    for m in [*_CLAUSE_END.finditer(norm), None]:
-        end = m.start() if m else len(norm)
-        clause = norm[pos:end].strip()
-        if clause:
-            out.append("?" in (m.group(0) if m else "") or bool(_ASKS.search(clause)) or (
-                bool(_NE.search(clause)) and (len(clause) <= 3 or bool(_WH.search(clause)))))
-        pos = m.end() if m else end
+    out = []
+    for a, b in clause_spans(norm):
+        clause, end = norm[a:b], _CLAUSE_END.search(norm, b)  # only blanks before its end
+        out.append("?" in (end.group(0) if end else "") or bool(_ASKS.search(clause)) or (
+            bool(_NE.search(clause)) and (len(clause) <= 3 or bool(_WH.search(clause)))))
     return out
 
 
