@@ -8,36 +8,17 @@ allow-list (test numbers) stay readable. Full-width digits are recognised.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
+
+from . import _pii
 
 if TYPE_CHECKING:
     from .model.results import ItemResult
 
 __all__ = ["Masker", "PersonalDatum", "clip", "whole"]
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
-# ID card (18, last may be X) before phones, so a phone inside it is not matched first.
-_ID_CARD = re.compile(r"(?<![0-9０-９])[1-9１-９](?:[0-9０-９]{16})[0-9０-９XxＸｘ](?![0-9０-９])")
-_PHONE = re.compile(
-    r"(?<![0-9０-９])(?:\+?86[\s-]?)?[1１][3-9３-９](?:[\s-]?[0-9０-９]){9}(?![0-9０-９])"
-)
-
-#: a mobile number read out in Chinese digits (幺三八 一二三四 五六七八), as ASR and users
-#: write it; found only where a spoken 1 is followed by a spoken 3-9 (the quick check)
-_SPOKEN_DIGITS = "零〇一幺二两三四五六七八九"
-_SPOKEN_VALUE = dict(zip(_SPOKEN_DIGITS, "0011223456789", strict=True))
-_SPOKEN_START = re.compile(r"[一幺][\s\-]*[三四五六七八九]")
-_SPOKEN_PHONE = re.compile(
-    rf"(?<![{_SPOKEN_DIGITS}])[一幺][\s\-]*[三四五六七八九](?:[\s\-]*[{_SPOKEN_DIGITS}]){{9}}"
-    rf"(?![\s\-]*[{_SPOKEN_DIGITS}])")
-
-#: a string without an @ or a run of 11 digits (each pair apart by at most one space or
-#: dash) has nothing to mask: every e-mail has the one, every phone and ID number the other
-#: (the common case, a rule id or a price, skips the three patterns)
-_MAYBE = re.compile(r"@|[0-9０-９](?:[\s-]?[0-9０-９]){10}")
 #: a surrogate code point: never text on its own (a str holds a whole astral character
 #: as one code point), and no UTF-8 file can hold it
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -70,6 +51,13 @@ def clip(text: str, n: int, mark: str = "…") -> str:
     if len(text) <= n:
         return text
     cut = max(0, n - len(mark))
+    if 0 < cut < len(text) and (text[cut] in _pii.DIGIT_VALUE
+                                or text[cut - 1] in _pii.DIGIT_VALUE):
+        # inside a number with its separators (138 - 0013 - 8000, 幺三八 零零幺三): before it
+        for m in _pii.RUN.finditer(text, max(0, cut - 256), min(len(text), cut + 64)):
+            if m.start() < cut < m.end():
+                cut = m.start()
+                break
     if 0 < cut < len(text) and text[cut - 1] in _TOKEN and (
             text[cut] in _TOKEN or (text[cut] in " -" and cut + 1 < len(text)
                                     and text[cut + 1] in _DIGIT)):
@@ -94,33 +82,21 @@ _SECRET_PREFIX = 8
 
 
 def _digits(text: str) -> str:
-    return re.sub(r"\D", "", unicodedata.normalize("NFKC", text))
-
-
-_Kind = Literal["phone", "id_number", "email"]
-#: what :meth:`Masker.find` looks for after spoken numbers, in this order
-_FINDERS: tuple[tuple[_Kind, re.Pattern[str]], ...] = (
-    ("email", _EMAIL), ("id_number", _ID_CARD), ("phone", _PHONE))
+    """The digits of an allow-list entry, read as :mod:`._pii` reads a number's."""
+    return "".join(_pii.DIGIT_VALUE.get(c, "X" if c in "XxＸｘ" else "") for c in text)
 
 
 @dataclass(frozen=True)
 class PersonalDatum:
     """A phone number, ID number or e-mail address found in a text, as written."""
 
-    kind: _Kind
+    kind: _pii.Kind
     raw: str
-    #: its digits (a phone's last 11, an ID number's 18; a spoken number's as digits)
+    #: a number's digits (a phone's last 11, an ID number's 18; a spoken number's as
+    #: digits); an e-mail's address
     digits: str
     #: where it starts in the text
     start: int
-
-
-def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
-    """``text`` with ``spans`` replaced by spaces (so later patterns skip them)."""
-    chars = list(text)
-    for a, b in spans:
-        chars[a:b] = " " * (b - a)
-    return "".join(chars)
 
 
 class Masker:
@@ -162,65 +138,27 @@ class Masker:
             value = value.replace(secret, "***")
         if not self.enabled:
             return value
-        if _SPOKEN_START.search(value):
-            value = _SPOKEN_PHONE.sub(self._spoken_phone, value)
-        if not _MAYBE.search(value):
+        found = _pii.spans(value)
+        if not found:
             return value
-        value = _EMAIL.sub(self._email, value)
-        value = _ID_CARD.sub(self._id_card, value)
-        return _PHONE.sub(self._phone, value)
+        out, at = [], 0
+        for s in found:
+            if not self._kept(value[s.start:s.end], s):
+                out += [value[at:s.start], s.masked]
+                at = s.end
+        return "".join(out) + value[at:] if out else value
 
     def find(self, text: str) -> list[PersonalDatum]:
         """The personal data of ``text`` that masking hides (the allow-list's kept), in the
-        order found: spoken numbers, e-mails, ID numbers, then phone numbers (a phone inside
-        an ID number or an e-mail is not one of its own). Whether masking is on or off."""
-        found: list[PersonalDatum] = []
-        for m in _SPOKEN_PHONE.finditer(text):
-            digits = "".join(_SPOKEN_VALUE[c] for c in m.group(0) if c in _SPOKEN_VALUE)
-            if m.group(0) not in self.allow and digits not in self.allow_digits:
-                found.append(PersonalDatum("phone", m.group(0), digits, m.start()))
-        if not _MAYBE.search(text):
-            return found
-        taken: list[tuple[int, int]] = []
-        for kind, pattern in _FINDERS:
-            for m in pattern.finditer(_blank(text, taken)):
-                taken.append(m.span())
-                raw = text[m.start():m.end()]
-                if not self._kept(raw):
-                    digits = _digits(raw)[-11:] if kind == "phone" else _digits(raw)
-                    found.append(PersonalDatum(kind, raw, digits, m.start()))
-        return found
+        order they appear (see :mod:`pytest_agenteval._pii` for what counts). Whether
+        masking is on or off."""
+        return [PersonalDatum(s.kind, text[s.start:s.end], s.digits, s.start)
+                for s in _pii.spans(text) if not self._kept(text[s.start:s.end], s)]
 
-    def _kept(self, raw: str) -> bool:
+    def _kept(self, raw: str, span: _pii.Span) -> bool:
         if raw in self.allow:
             return True
-        return "@" not in raw and _digits(raw)[-11:] in self.allow_digits
-
-    def _email(self, m: re.Match[str]) -> str:
-        raw = m.group(0)
-        if self._kept(raw):
-            return raw
-        user, _, domain = raw.partition("@")
-        return f"{user[:1]}***@{domain}"
-
-    def _id_card(self, m: re.Match[str]) -> str:
-        raw = m.group(0)
-        return raw if self._kept(raw) else raw[:3] + "*" * (len(raw) - 7) + raw[-4:]
-
-    def _phone(self, m: re.Match[str]) -> str:
-        raw = m.group(0)
-        if self._kept(raw):
-            return raw
-        digits = _digits(raw)[-11:]
-        prefix = "+86 " if len(_digits(raw)) > 11 else ""
-        return prefix + digits[:3] + "****" + digits[-4:]
-
-    def _spoken_phone(self, m: re.Match[str]) -> str:
-        spoken = "".join(c for c in m.group(0) if c in _SPOKEN_VALUE)
-        digits = "".join(_SPOKEN_VALUE[c] for c in spoken)
-        if m.group(0) in self.allow or digits in self.allow_digits:
-            return m.group(0)
-        return spoken[:3] + "****" + spoken[-4:]
+        return span.kind != "email" and span.digits[-11:] in self.allow_digits
 
     def data(self, value: Any) -> Any:
         """A masked, JSON-native copy, by type and never by key name.

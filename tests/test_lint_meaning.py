@@ -332,11 +332,11 @@ def test_a_real_id_number_an_e_mail_and_an_api_key_are_errors(lint: Lint) -> Non
             request: {input: 身份证 110105194912310021，邮箱 wang.li@example.com}
         """)})
     assert got.errors == [
-        "cases/a.yaml:13 [cases[0].request.input]: a real-looking e-mail address "
-        "(w***@qq.com); replace it with a placeholder (138 0000 0000, an address at "
-        "example.com), or add it to privacy.allow in agenteval.yaml",
         "cases/a.yaml:13 [cases[0].request.input]: a real-looking ID number "
         "(110***********002X); replace it with a placeholder (138 0000 0000, an address at "
+        "example.com), or add it to privacy.allow in agenteval.yaml",
+        "cases/a.yaml:13 [cases[0].request.input]: a real-looking e-mail address "
+        "(w***@qq.com); replace it with a placeholder (138 0000 0000, an address at "
         "example.com), or add it to privacy.allow in agenteval.yaml",
         "cases/a.yaml:14 [cases[0].request.extra]: an API key or credential (sk-abc…); remove "
         "it: a case file is shared and reported; take keys from the environment"]
