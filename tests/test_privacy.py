@@ -49,6 +49,59 @@ def test_id_numbers_are_masked(text: str, masked: str) -> None:
     assert Masker().text(text) == masked
 
 
+@pytest.mark.parametrize(("text", "masked"), [
+    ("138 - 0013 - 8000", "138****8000"),
+    ("138.0013.8000", "138****8000"),
+    ("1 3 8 0 0 1 3 8 0 0 0", "138****8000"),
+    ("(+86) 138 0013 8000", "+86 138****8000"),
+    ("0086 138 0013 8000", "+86 138****8000"),
+    ("一三七，二零四六，八八一五", "一三七****八八一五"),     # the commas an ASR puts in
+    ("138零零13八000", "138****八000"),                      # Chinese digits mixed in
+    ("电话 010-6234 5678", "电话 010****5678"),
+    ("+852 9123 4567", "+852 ****4567"),
+    ("(852) 9736 4021", "852 ****4021"),
+    ("call +1 415-555-2671", "call +1 ****2671"),
+    ("電話係 9387 2615", "電話係 ****2615"),                  # a phone word introduces it
+    ("tel:+8613800138000", "tel:+86 138****8000"),
+    ("wa.me/85261827394", "wa.me/852****7394"),
+    ("110101 19900307 123X", "110***********123X"),          # not a phone inside an ID
+    ("420102850613217", "420********3217"),                  # an old 15-digit ID
+    ("身份证三幺零幺零四幺九八七零九二零幺零二叉", "身份证三幺零***********幺零二叉"),
+    ("P702846（A）", "P*******A）"),                          # a Hong Kong ID
+    ("护照号：E12345678", "护照号：E******78"),
+    ("zhangsan＠qq.com", "z***＠qq.com"),
+    ("zhangsan@qq。com", "z***@qq。com"),
+    ("zhou.ba%40126.com", "z***%40126.com"),
+    ("wang at qq dot com", "w*** at qq dot com"),
+    ("li[at]163.com", "l***[at]163.com"),
+    ("zhao#qq.com", "z***#qq.com"),
+    ("王芳@公司.cn", "王***@公司.cn"),
+])
+def test_personal_data_as_people_write_it_is_masked(text: str, masked: str) -> None:
+    assert Masker().text(text) == masked
+
+
+@pytest.mark.parametrize("text", [
+    "价格 13.58 14.28 15.98 万",           # a row of prices: no number starts and ends there
+    "坐标 113.264385, 23.129112",          # a decimal's fraction is no number of its own
+    "服务器 139.80.138.100 超时",            # an IP address has no phone's grouping
+    "金额 1,380,013.00 元",
+    "ISBN 0-306-40615-2",                  # the area code would be a group of its own
+    "发票代码 044031900111",                 # a code word before it
+    "ICCID：8986 0321 5123 4567 8905",
+    "借据号 JJ-0815-138001",                 # a code's letters glued to it
+    "保单号 PDAA202344030000012345",          # 18 digits glued to letters, no birth date
+    "订单号码是 0755123456",                  # a code word wins over 号码
+    '<img src="logo@2x.png">',
+    "git clone git@github.com:org/repo.git",
+    "npm i @vue/cli@5.0.8",
+    "已脱敏：138****8000、l****n@163.com、110***********123X",
+    "血压 138/88 126/80 142/90",
+])
+def test_look_alikes_are_left_readable(text: str) -> None:
+    assert Masker().text(text) == text
+
+
 def test_id_number_is_not_masked_as_a_phone() -> None:
     # an 18-digit ID that starts like a mobile number is masked as an ID, in one piece
     assert Masker().text("13800000000123456X") == "138***********456X"
