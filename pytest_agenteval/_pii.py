@@ -55,7 +55,9 @@ _S = rf"(?:%20|&nbsp;|&#160;|\\u00a0|\\u0020|\\n|[{re.escape(_SEP_CHARS)}])"
 _X = "XxＸｘ叉"
 #: a digit right after ``%`` is a URL escape's (``%2B``, ``%E6``), never a number's
 RUN = _RUN = re.compile(rf"(?<!%)[{_D}](?:{_S}{{0,3}}[{_D}])*(?:[{_X}](?![A-Za-z]))?")
-_GROUP = re.compile(rf"[{_D}]+[{_X}]?")
+#: a run read from its start: a separator (``%20``, ``\\u00a0`` whole, digits and all),
+#: or a group of digits
+_TOKEN = re.compile(rf"{_S}|(?P<group>[{_D}]+[{_X}]?)")
 #: a run worth reading has seven digits: no phone, ID or document number has fewer
 _WORTH = 7
 #: separators that also join the numbers of a list or a decimal: a number joined by one
@@ -78,6 +80,7 @@ _CODE_WORDS = re.compile(
     r"|准考证|準考證|保单|保單|合同|案号|案號|批号|批號|卡号|卡號|货号|貨號|型号|型號|券号|工单|工單"
     r"|(?<![A-Za-z])(?:imei|iccid|meid|sn|s/n|serial|order|invoice|ref)(?![A-Za-z]))"
     rf"{_FILLER}{{0,8}}$|[A-Za-z][\-_]?$", re.IGNORECASE)
+_SPACED_HAN = re.compile(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])")
 #: words that introduce a phone number
 _PHONE_WORDS = re.compile(
     r"(?:电话|電話|手机|手機|座机|座機|固话|固話|联系方式|聯繫方式|聯絡方式|联络方式|致电|致電"
@@ -274,10 +277,13 @@ def _phone(run: _Run, i: int, j: int, chars: str,
 def _landline(run: _Run, i: int, j: int, chars: str,
               value: str) -> tuple[Kind, str, str] | None:
     """A landline (or a Taiwan mobile): an area code, then 10–12 digits in all; written
-    over groups, the first group is the area code (``0-306-40615-2``, an ISBN, is none),
-    and it starts or ends its run (an ICCID's ``0321 5123 4567`` is none)."""
+    over groups, the first group is the area code (``0-306-40615-2``, an ISBN, is none)
+    unless every group is one digit (``0 2 0 - 8 7 6 5 …``, typed slowly), and it starts
+    or ends its run (an ICCID's ``0321 5123 4567`` is none)."""
+    groups = run.groups[i:j + 1]
     if 10 <= len(value) <= 12 and _AREA.match(value) and (
-            i == j or _AREA.fullmatch(_value(run.groups[i][2]))) and (
+            i == j or _AREA.fullmatch(_value(groups[0][2]))
+            or all(len(g[2]) == 1 for g in groups)) and (
             i == 0 or j == len(run.groups) - 1):
         return "phone", value, _phone_mask(_shown(chars))
     return None
@@ -298,9 +304,11 @@ def _runs(text: str) -> list[Span]:
             continue
         start = m.start()
         groups = [(start + g.start(), start + g.end(), g.group(0))
-                  for g in _GROUP.finditer(m.group(0))]
+                  for g in _TOKEN.finditer(m.group(0)) if g.group("group")]
         before = text[max(0, start - 24):start]
         plus = before.endswith(("+", "＋", "(+", "（+", "%2B", "%2b"))
+        if " " in before:  # 座 机, 电 话 typed with a space after every character
+            before = _SPACED_HAN.sub("", before)
         # a code word wins over a phone word before it (订单号码是, 发票号码)
         coded = not plus and _CODE_WORDS.search(before) is not None
         introduced = not coded and _PHONE_WORDS.search(before) is not None
