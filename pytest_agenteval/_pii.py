@@ -1,30 +1,29 @@
 """Where a text holds personal data: phone numbers, identity document numbers, e-mails.
 
 :func:`spans` finds them as people, speech recognisers, chatbots and systems write them,
-for :class:`~pytest_agenteval.privacy.Masker` to mask and the lint to report:
+for :class:`~pytest_agenteval.privacy.Masker` to mask and the lint to report. What counts,
+with examples, is tabled in docs/configuration.md#privacy; in short:
 
-* **Numbers** are read as *runs*: digits (ASCII, full-width, or Chinese as spoken:
-  一三八, 幺 for 1, 两 for 2, 洞/拐/勾 in radio style) with at most three separator
-  characters between two of them (spaces, dashes, dots, slashes, brackets). A run is cut
-  into the *groups* its separators make, and a number must begin and end on a group
-  boundary: ``138 0013 8000`` is a mobile number, while ``13.58 14.28 15.98`` (prices) is
-  not, since no run of whole groups there has the shape of one. A run joined by dots
-  must also have a phone's or ID number's grouping, so an IP address or a version is no
-  number of either.
-* **A mobile number** is 11 digits 13x–19x, with or without 86 / 0086 / +86 before it.
-  **A landline** begins with an area code (010, 02x, 03xx–09xx: Taiwan's 09xx mobiles
-  too) and has 10–12 digits. **A foreign number** is 8–15 digits after a ``+`` (or 11–15
-  after ``00``). Any run of 7–15 digits that a phone word introduces (电话, 手機,
-  WhatsApp, Tel, call me at …) is a phone number too, in whatever format (a Hong Kong
-  ``9123 4567``).
-* **An ID number** is 18 characters (17 digits and a digit or X) or an old 15-digit one.
-  Written in one piece, 18 characters are always one; spread over groups (``110101
-  19900307 123X``), or 15 digits, only with a valid date of birth. A Hong Kong ID
-  (``A123456(7)``), a Taiwan ID with a valid check letter, and any document number that
-  a document word introduces (身份证, 護照, passport, 通行证 …) are ID numbers too.
-* **An e-mail address** with ``@`` or ``＠`` (spaces around it, ``。`` or ``．`` for a
-  dot, URL-encoded ``%40``), or obfuscated (``name at qq dot com``, ``name[at]163.com``,
-  ``name#qq.com``, 艾特) at a common top-level domain.
+* **Numbers** are read as *runs*: digits (ASCII, full-width, circled, or Chinese as
+  spoken) with at most three separators between two of them (spaces of every kind,
+  dashes, dots, brackets, commas, slashes, ``%20``, ``&nbsp;``, ``\\u00a0``). A run is
+  cut into *groups* at its separators and where the digits change script, and a number
+  must begin and end on a group boundary: ``138 0013 8000`` is a mobile number,
+  ``13.58 14.28 15.98`` (prices) is none. A number joined by dots, commas or slashes must
+  also have a phone's or ID number's grouping (an IP address, a list or a version has
+  none); a decimal's fraction and a date are no number.
+* **Phones**: a mainland mobile (with or without 86 / 0086 / +86), a landline after an
+  area code, a Taiwan or Malaysian mobile, a foreign number after ``+`` or ``00`` or a
+  country code of its own, and any number a phone word introduces (电话, 手機, Tel,
+  WhatsApp, HP, call me at …, or 係我手機 after it). After a code word (订单, 发票代码,
+  IMEI …) or glued to a code's letters, only a mobile or an ID number is one.
+* **ID numbers**: 18 characters (in one piece, or in groups with a valid date of birth),
+  an old 15-digit one near a document word, a MyKad, a Hong Kong ID with a bracketed
+  check digit, a Taiwan ID with a valid check letter, and any number a document word
+  introduces (身份证, 护照, passport, HKID …).
+* **E-mail addresses** with ``@`` in any of its encodings, or spelt out (``at``/``dot``,
+  ``[at]``, ``(a)``, ``#``, 艾特, 小老鼠, ★) at a common top-level domain; not a file name
+  (``logo@2x.png``), an SSH user (``git@github.com``) or a mention (``@所有人。公司``).
 """
 
 from __future__ import annotations
@@ -42,27 +41,36 @@ _ARABIC = "0123456789０１２３４５６７８９"
 _SPOKEN = {"零": "0", "〇": "0", "洞": "0", "一": "1", "幺": "1", "么": "1", "腰": "1",
            "二": "2", "两": "2", "三": "3", "四": "4", "五": "5", "六": "6", "七": "7",
            "拐": "7", "八": "8", "九": "9", "勾": "9"}
+#: circled digits, as second-hand platforms' users write a number to slip past filters
+_CIRCLED = {c: str(i % 10) for series in ("⓪①②③④⑤⑥⑦⑧⑨", "⓿❶❷❸❹❺❻❼❽❾", "➉➀➁➂➃➄➅➆➇➈")
+            for i, c in enumerate(series)}
 #: the value of every character that counts as a digit in a number
-DIGIT_VALUE: dict[str, str] = {c: str(i % 10) for i, c in enumerate(_ARABIC)} | _SPOKEN
+DIGIT_VALUE: dict[str, str] = ({c: str(i % 10) for i, c in enumerate(_ARABIC)} | _SPOKEN
+                               | _CIRCLED)
 _D = re.escape("".join(DIGIT_VALUE))
-#: what may stand between two digits of one number: spaces (no-break and ideographic
-#: too), dashes of every width, dots, slashes and brackets
+#: what may stand between two digits of one number: spaces (no-break, ideographic and
+#: zero-width too), dashes of every width, dots, brackets, commas and slashes
 _SEP_CHARS = (" \t\n\r\u00a0\u2009\u202f\u3000\u200b\u200c\u200d\u2060\ufeff"
-              "-‐‑‒–—−－﹣.．·・/／()（）[]【】,，、")
-#: one separator: a character, or a space as a URL or HTML writes it
-_S = rf"(?:%20|&nbsp;|&#160;|\\u00a0|\\u0020|\\n|[{re.escape(_SEP_CHARS)}])"
+              "-‐‑‒–—−－﹣.．·・()（）[]【】,，、/／")
+#: one separator: a character, a space as a URL, HTML or JSON writes it, or a dash or dot
+#: escaped for Telegram's Markdown (``138\\-0013``)
+_S = rf"(?:%20|&nbsp;|&#160;|\\u00a0|\\u0020|\\n|\\[-.]|[{re.escape(_SEP_CHARS)}])"
 #: an ID number's last character, as written or said (叉)
 _X = "XxＸｘ叉"
 #: a digit right after ``%`` is a URL escape's (``%2B``, ``%E6``), never a number's
 RUN = _RUN = re.compile(rf"(?<!%)[{_D}](?:{_S}{{0,3}}[{_D}])*(?:[{_X}](?![A-Za-z]))?")
 #: a run read from its start: a separator (``%20``, ``\\u00a0`` whole, digits and all),
 #: or a group of digits
-_TOKEN = re.compile(rf"{_S}|(?P<group>[{_D}]+[{_X}]?)")
+_CN = re.escape("".join(_SPOKEN))
+_NOT_CN = re.escape("".join(c for c in DIGIT_VALUE if c not in _SPOKEN))
+#: a group is digits of one script, Chinese or not: 张三13915826704 holds the mobile
+#: number whole (and 138零零13八000 is still one, of five groups)
+_TOKEN = re.compile(rf"{_S}|(?P<group>[{_CN}]+[{_X}]?|[{_NOT_CN}]+[{_X}]?)")
 #: a run worth reading has seven digits: no phone, ID or document number has fewer
 _WORTH = 7
-#: separators that also join the numbers of a list or a decimal: a number joined by one
-#: of these must have a phone's or an ID number's grouping
-_LOOSE = frozenset(".．·・,，、")
+#: separators that also join the numbers of a list, a decimal or alternatives: a number
+#: joined by one of these must have a phone's or an ID number's grouping
+_LOOSE = frozenset(".．·・,，、/／")
 #: the groupings a number joined by dots may have
 _DOT_SHAPES = frozenset({(3, 4, 4), (3, 3, 5), (2, 3, 4, 4), (4, 3, 4, 4), (3, 8), (4, 8),
                          (3, 7), (4, 7), (4, 4, 4), (4, 3, 3), (6, 8, 4), (6, 4, 4, 4)})
@@ -78,13 +86,21 @@ _FILLER = (r"(?:[\s:：=＝\"'“”‘’「」『』()（）\[\]【】#№/／
 _CODE_WORDS = re.compile(
     r"(?:单号|單號|编号|編號|订单|訂單|代码|代碼|发票|發票|流水|序列号|序號|工号|工號|学号|學號"
     r"|准考证|準考證|保单|保單|合同|案号|案號|批号|批號|卡号|卡號|货号|貨號|型号|型號|券号|工单|工單"
-    r"|(?<![A-Za-z])(?:imei|iccid|meid|sn|s/n|serial|order|invoice|ref)(?![A-Za-z]))"
-    rf"{_FILLER}{{0,8}}$|[A-Za-z][\-_]?$", re.IGNORECASE)
+    r"|编码|編碼|串号|串號|户号|戶號"
+    r"|(?<![A-Za-z])(?:imei|imsi|iccid|meid|sn|s/n|serial|order|invoice|ref|hs)(?![A-Za-z]))"
+    rf"[0-9]?{_FILLER}{{0,8}}$", re.IGNORECASE)
+#: a number glued to a code's letters (JJ-0815-138001, PDAA2023…), where no phone word is
+_GLUED = re.compile(r"[A-Za-z][\-_]?$")
+#: a phone word right after a number (9786 5432 係我手機, … is my mobile)
+_PHONE_AFTER = re.compile(
+    r"\s*(?:係|系|是|就是|為|为)(?:我|我的|我嘅|我個)?\s*(?:手機|手机|電話|电话|聯絡電話|联系电话)"
+    r"|\s*(?:is|'s)\s+my\s+(?:phone|mobile|cell|number|whatsapp)", re.IGNORECASE)
 _SPACED_HAN = re.compile(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])")
 #: words that introduce a phone number
 _PHONE_WORDS = re.compile(
     r"(?:电话|電話|手机|手機|座机|座機|固话|固話|联系方式|聯繫方式|聯絡方式|联络方式|致电|致電"
-    r"|拨打|撥打|打我|打给我|打給我|回电|回電|我的号码|我的號碼|手机号|手機號|"
+    r"|拨打|撥打|打我|打给我|打給我|打俾我|打畀我|回电|回電|我的号码|我的號碼|手机号|手機號"
+    r"|hubungi|telefon|talian|wa_id|"
     r"(?<![A-Za-z])(?:tel|phone|mobile|cell|whatsapp|wechat|signal|telegram|viber|fax)(?![A-Za-z])"
     r"|(?:call|text|reach|ring|contact|message)\s+(?:me|us)\s+(?:at|on)"
     r"|(?<![A-Za-z])(?:LINE|HP|H/P)(?![A-Za-z])|wa\.me/)"
@@ -92,42 +108,55 @@ _PHONE_WORDS = re.compile(
 #: words that introduce an identity document's number
 _DOCUMENT_WORDS = (r"(?:身份证|身份證|身分证|身分證|证件|證件|护照|護照|通行证|通行證|回乡证|回鄉證"
                    r"|台胞证|台胞證|居留证|居留證|(?<![A-Za-z])(?:passport|hkid|id\s?card|id\s?no"
-                   r"|id\s?number|identity\s?card|identity\s?no|national\s?id|nric|fin)(?![A-Za-z]))")
+                   r"|id\s?number|identity\s?card|identity\s?no|national\s?id|nric|fin|cert|idno|idcard)"
+                   r"(?![A-Za-z]))")
 _DOCUMENT = re.compile(
     _DOCUMENT_WORDS + r"(?:[_\s.]?(?:no|num|number|id|code|号码|號碼|号|號|字号|字號)(?![A-Za-z]))?"
     rf"{_FILLER}{{0,8}}"
     r"(?P<no>[A-Za-z]{0,2}[0-9][0-9A-Za-z]{4,19}(?:\s?[(（][0-9A-Za-z][)）])?)"
     r"(?![0-9A-Za-z])", re.IGNORECASE)
+_DOCUMENT_NEAR = re.compile(_DOCUMENT_WORDS, re.IGNORECASE)
 _HK_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,2}[0-9]{6}\s?[(（][0-9A][)）]")
 _TW_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z][12][0-9]{8}(?![A-Za-z0-9])")
 _TW_LETTER = dict(zip("ABCDEFGHJKLMNPQRSTUVXYWZIO", range(10, 36), strict=True))
 
-_LOCAL = "A-Za-z0-9０-９Ａ-Ｚａ-ｚ._%+\\-"
+_LOCAL = "A-Za-z0-9０-９Ａ-Ｚａ-ｚ._%+\\-\\\\"
 _LABEL = r"[\w\-－]+"
 _HAN = "\u4e00-\u9fff"
 #: an address: its local part starts a word (not inside a masked ``l****n``) and is
-#: ASCII or full-width, or up to 8 Chinese characters; an SSH remote
-#: (``git@github.com:org/repo``) and a file name (``logo@2x.png``) are none
+#: ASCII or full-width (Telegram's ``\\.`` and ``\\_`` escapes too), or up to 8 Chinese
+#: characters; a Chinese top-level domain follows a dot, not a 。 (``@所有人。公司`` is a
+#: mention); an SSH remote (``git@github.com:org/repo``) and a file name
+#: (``logo@2x.png``, ``getty@tty1.service``) are none
 _EMAIL = re.compile(
     rf"(?P<local>(?<![{_LOCAL}*＊])(?:[{_LOCAL}]*[A-Za-z0-9０-９Ａ-Ｚａ-ｚ_]"
     rf"|(?<![{_HAN}])[{_HAN}]{{1,8}}))"
-    rf"(?P<at>[@＠]|%40|&#64;|&#x40;|\\u0040)"
-    rf"(?P<domain>{_LABEL}(?:[.．。]{_LABEL})*?[.．。](?P<tld>[A-Za-z]{{2,}}(?![A-Za-z0-9\-])"
-    rf"|[Ａ-Ｚａ-ｚ]{{2,}}|[{_HAN}]{{2,}}))(?!:[\w/~])")
+    rf"(?P<at>[@＠]|%40|%2540|&#64;|&#x40;|\\u0040)"
+    rf"(?P<domain>{_LABEL}(?:\\?[.．。]{_LABEL})*?(?:\\?[.．。](?P<tld>[A-Za-z]{{2,}}"
+    rf"(?![A-Za-z0-9\-])|[Ａ-Ｚａ-ｚ]{{2,}})|[.．](?P<han>[{_HAN}]{{2,}})))(?!:[\w/~])")
 _FILES = frozenset("png jpg jpeg gif svg webp bmp ico css js ts json yaml yml md txt html "
-                   "htm pdf py go rs java zip gz tar mp3 mp4 wav lock toml ini log".split())
+                   "htm pdf py go rs java zip gz tar mp3 mp4 wav lock toml ini log service "
+                   "socket timer target mount slice".split())
+#: local parts and domains that are no person's: SSH's user, a WhatsApp group's JID
+_NOBODY = frozenset({"git"})
+_NO_DOMAIN = frozenset({"g.us"})
+#: what a spelt-out ``at`` follows in plain English (``sign in at icloud dot com``)
+_STOPWORDS = frozenset("in up on me us him her them you it is are was am be log sign login "
+                       "logged signed look see mail email online here there back now and or "
+                       "but not only also me us".split())
 _OPEN = r"[\[(（{<【]"
 _CLOSE = r"[\])）}>】]"
 #: an @ written apart from its words, or spelt out (at, [at], 艾特, 圈a), or a # put for it
 #: (the spaces around it are taken by the finder)
-_WEAK_AT = (rf"(?<=[ \u3000])[@＠]|[@＠](?=[ \u3000])|{_OPEN}\s?(?:at|AT|艾特)\s?{_CLOSE}"
-            r"|(?<=\s)(?:at|AT)(?=\s)|艾特|#|圈a")
+_WEAK_AT = (rf"(?<=[ \u3000])[@＠]|[@＠](?=[ \u3000])|{_OPEN}\s?(?:at|AT|a|艾特)\s?{_CLOSE}"
+            r"|(?<=\s)(?:at|AT)(?=\s)|艾特|小老鼠|老鼠|#|圈a|[★☆]")
 _WEAK_DOT = rf"\s?{_OPEN}\s?(?:dot|DOT|点|點)\s?{_CLOSE}\s?|\s(?:dot|DOT)\s|\s?[点點]\s?|[.．。]"
 #: an obfuscated address is found from its @ outwards: the @ (cheap to find), then the
 #: local part that ends right before it and the domain that starts right after it
 _WEAK_AT_RE = re.compile(_WEAK_AT)
 _SPACES = " \t\u3000"
-_WEAK_LOCAL = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]*\Z")
+_WEAK_LOCAL = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]*"
+                         r"(?:\s(?:dot|DOT)\s[A-Za-z0-9._%+\-]+)*\Z")
 _WEAK_DOMAIN = re.compile(
     rf"[A-Za-z0-9\-{_D}]+(?:(?:{_WEAK_DOT})[A-Za-z0-9\-{_D}]+)*?(?:{_WEAK_DOT})"
     rf"(?P<tld>[A-Za-z]{{2,}})(?![A-Za-z])")
@@ -146,10 +175,11 @@ _ISO = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?"
 def maybe(text: str) -> bool:
     """Whether ``text`` may hold personal data (``False``: it certainly holds none)."""
     if ("@" in text or "＠" in text or "%" in text or "&#" in text or "&nbsp;" in text
-            or "\\u00" in text
+            or "\\" in text
             or _QUICK.search(text) is not None):
         return _ISO.fullmatch(text) is None
-    return ("#" in text or "艾特" in text or "圈a" in text or "at" in text or "AT" in text) \
+    return ("#" in text or "艾特" in text or "圈a" in text or "at" in text or "AT" in text
+            or "老鼠" in text or "★" in text or "☆" in text or "(a)" in text or "（a）" in text) \
         and bool(_weak_emails(text))
 
 
@@ -197,6 +227,8 @@ class _Run:
     plus: bool
     #: a code's digits (after 发票代码, ICCID, or a code's letters)
     coded: bool
+    #: a document word (身份证, 护照 …) shortly before it
+    documented: bool
 
     def seps(self, i: int, j: int) -> list[str]:
         return [self.text[self.groups[k][1]:self.groups[k + 1][0]] for k in range(i, j)]
@@ -232,21 +264,37 @@ def _number(run: _Run, i: int, j: int) -> tuple[Kind, str, str] | None:
 def _identity(run: _Run, i: int, j: int, chars: str,
               value: str) -> tuple[Kind, str, str] | None:
     """An ID number: 18 characters (in one piece not glued to a code's letters, or with a
-    valid date of birth), or 15 digits with one."""
+    valid date of birth); an old 15-digit one with a valid date of birth where a document
+    word comes shortly before it (15 digits alone are an IMEI, an IMSI or a waybill far
+    more often: those IDs have not been valid since 2013); a Malaysian MyKad number
+    (``900512-14-5567``)."""
     n = len(value)
     if "X" in value[:-1]:
         return None
     if n == 18 and value[0] in "123456789" and (
             (i == j and not run.glued(i)) or _date(value[6:14])):
         return "id_number", value, _stars(chars, 3, 4) if i == j else _stars(_shown(chars), 3, 4)
-    if n == 15 and value[-1] != "X" and value[0] in "12345678" and _date("19" + value[6:12]):
+    if n == 15 and value[-1] != "X" and value[:2] in _PROVINCES and run.documented \
+            and _date("19" + value[6:12]):
         return "id_number", value, _stars(_shown(chars), 3, 4)
+    if n == 12 and tuple(len(g[2]) for g in run.groups[i:j + 1]) == (6, 2, 4) \
+            and _date(("19" if value[:2] > "30" else "20") + value[:6]):
+        return "id_number", value, _stars(_shown(chars), 3, 4, stars=5)
     return None
+
+
+#: the province codes a mainland ID number starts with
+_PROVINCES = frozenset("11 12 13 14 15 21 22 23 31 32 33 34 35 36 37 41 42 43 44 45 46 50 51 "
+                       "52 53 54 61 62 63 64 65 71 81 82".split())
 
 
 def _phone(run: _Run, i: int, j: int, chars: str,
            value: str) -> tuple[Kind, str, str] | None:
     n = len(value)
+    groups = run.groups[i:j + 1]
+    if len(groups) > 1 and len(groups[0][2]) == 4 and value[:2] in ("19", "20") \
+            and len(groups[1][2]) <= 2:
+        return None  # a date: 电话 2024-05-12 14:30, UTC+8 2024-05-12
     # after a +, the first digits are a country code (+1 415-555-2671 is no mainland mobile)
     if n == 11 and value[0] == "1" and value[1] in "3456789" and not (run.plus and i == 0):
         shown = _shown(chars)
@@ -261,36 +309,53 @@ def _phone(run: _Run, i: int, j: int, chars: str,
             shown = _shown(chars)[-11:]
             return "phone", rest, f"+86 {shown[:3]}****{shown[-4:]}"
     first = run.groups[0][2]
+    widths = [len(g[2]) for g in groups[1:]]
     if i < j and (_value(first) in _COUNTRY or (run.plus and len(first) <= 3)) \
-            and 7 <= n - len(first) <= 11:
+            and 7 <= n - len(first) <= 11 and len(widths) <= 4 and min(widths[1:] or widths) >= 3:
         # a country code as a group of its own: +852 9123 4567, (65) 9638 2710, 852-5129-8834,
-        # +1 415-555-2671
+        # +1 415-555-2671, 86 21 6487 2219; its number in groups of three digits or more
+        # but the first (an area code), not a list (65 70 72 80 85 …, sizes 44 45 46 …)
         return "phone", value, f"{'+' if run.plus else ''}{_shown(first)} " \
                                f"{_phone_mask(_shown(chars[len(first):]))}"
     if (run.plus and 8 <= n <= 15) or (value.startswith("00") and 11 <= n <= 15
                                        and value[2] != "0"):
         return "phone", value, ("+" if run.plus else "") + _phone_mask(_shown(chars))
+    if i < j and re.fullmatch("01[1-9]", _value(first)) and 10 <= n <= 11 \
+            and value[3] in _SUBSCRIBER:
+        return "phone", value, _phone_mask(_shown(chars))  # a Malaysian mobile: 012-687 4513
     return _landline(run, i, j, chars, value) or (
-        ("phone", value, _phone_mask(_shown(chars))) if run.introduced and 7 <= n <= 15 else None)
+        ("phone", value, _phone_mask(_shown(chars))) if run.introduced and 8 <= n <= 15 else None)
 
 
 def _landline(run: _Run, i: int, j: int, chars: str,
               value: str) -> tuple[Kind, str, str] | None:
-    """A landline (or a Taiwan mobile): an area code, then 10–12 digits in all; written
-    over groups, the first group is the area code (``0-306-40615-2``, an ISBN, is none)
-    unless every group is one digit (``0 2 0 - 8 7 6 5 …``, typed slowly), and it starts
-    or ends its run (an ICCID's ``0321 5123 4567`` is none)."""
+    """A landline (or a Taiwan mobile): an area code, then 10–12 digits in all, the first
+    digit after the area code 2–9 (no subscriber number starts with 0 or 1: 010 021 0755
+    is a list of area codes); written over groups, the first group is the area code
+    (``0-306-40615-2``, an ISBN, is none) unless every group is one digit (``0 2 0 - 8 7
+    6 5 …``, typed slowly), and it starts or ends its run (an ICCID's ``0321 5123 4567``
+    is none). Taiwan's two-digit area codes count in brackets: ``(04)2326-1587``."""
     groups = run.groups[i:j + 1]
+    area = 3 if value.startswith(("010", "02")) else 4
+    taiwan = len(value) == 10 and value.startswith("09")  # a mobile: 0912-345-678
     if 10 <= len(value) <= 12 and _AREA.match(value) and (
-            i == j or _AREA.fullmatch(_value(groups[0][2]))
-            or all(len(g[2]) == 1 for g in groups)) and (
+            value[area:area + 1] in _SUBSCRIBER or taiwan) \
+            and (i == j or _AREA.fullmatch(_value(groups[0][2]))
+                 or all(len(g[2]) == 1 for g in groups)) and (
             i == 0 or j == len(run.groups) - 1):
+        return "phone", value, _phone_mask(_shown(chars))
+    start = groups[0][0]
+    if i < j and 9 <= len(value) <= 10 and re.fullmatch("0[2-9]", _value(groups[0][2])) \
+            and start > 0 and run.text[start - 1] in "(（" and value[2] in _SUBSCRIBER:
         return "phone", value, _phone_mask(_shown(chars))
     return None
 
 
+_SUBSCRIBER = frozenset("23456789")
+
+
 #: country codes a phone number is written with, as a group of its own, without a ``+``
-_COUNTRY = frozenset("852 853 886 65 60 61 62 63 64 66 81 82 84 44 971".split())
+_COUNTRY = frozenset("86 852 853 886 65 60 61 62 63 64 66 81 82 84 44 971".split())
 
 
 def _phone_mask(shown: str) -> str:
@@ -306,13 +371,19 @@ def _runs(text: str) -> list[Span]:
         groups = [(start + g.start(), start + g.end(), g.group(0))
                   for g in _TOKEN.finditer(m.group(0)) if g.group("group")]
         before = text[max(0, start - 24):start]
-        plus = before.endswith(("+", "＋", "(+", "（+", "%2B", "%2b"))
+        # a + that starts a token (not 3.8.1+2024…, UTC+8)
+        plus = before.endswith(("+", "＋", "(+", "（+", "%2B", "%2b")) and not (
+            before.endswith(("+", "＋")) and len(before) > 1 and before[-2].isalnum())
         if " " in before:  # 座 机, 电 话 typed with a space after every character
             before = _SPACED_HAN.sub("", before)
-        # a code word wins over a phone word before it (订单号码是, 发票号码)
+        # a code word wins over a phone word before it (订单号码是, 发票号码); a phone
+        # word over a code's letters (Tel0755-86671234)
         coded = not plus and _CODE_WORDS.search(before) is not None
-        introduced = not coded and _PHONE_WORDS.search(before) is not None
-        run = _Run(text, start, groups, introduced, plus, coded)
+        introduced = not coded and (_PHONE_WORDS.search(before) is not None
+                                    or _PHONE_AFTER.match(text, m.end()) is not None)
+        coded = coded or (not introduced and not plus and _GLUED.search(before) is not None)
+        documented = _DOCUMENT_NEAR.search(text, max(0, start - 40), start) is not None
+        run = _Run(text, start, groups, introduced, plus, coded, documented)
         i = 0
         while i < len(groups):
             best = None
@@ -373,7 +444,8 @@ def _documents(text: str) -> list[Span]:
 def _emails(text: str) -> list[Span]:
     found = []
     for m in _EMAIL.finditer(text):
-        if m.group("tld").lower() not in _FILES:
+        if (m.group("tld") or "").lower() not in _FILES and m.group("local") not in _NOBODY \
+                and m.group("domain").lower() not in _NO_DOMAIN:
             found.append(Span("email", m.start(), m.end(), m.group(0), _address(m)))
     return found + _weak_emails(text)
 
@@ -387,7 +459,9 @@ def _weak_emails(text: str) -> list[Span]:
         local = _WEAK_LOCAL.search(text, max(0, a - 64), a)
         domain = _WEAK_DOMAIN.match(text, b)
         if (local is not None and domain is not None and len(local.group(0)) >= 2
-                and domain.group("tld").lower() in _COMMON_TLD):
+                and domain.group("tld").lower() in _COMMON_TLD
+                and not (text[a:b].strip() in ("at", "AT")
+                         and local.group(0).lower() in _STOPWORDS)):
             found.append(Span("email", local.start(), domain.end(),
                               text[local.start():domain.end()],
                               f"{local.group(0)[:1]}***{text[a:b]}{domain.group(0)}"))

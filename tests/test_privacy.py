@@ -65,7 +65,8 @@ def test_id_numbers_are_masked(text: str, masked: str) -> None:
     ("tel:+8613800138000", "tel:+86 138****8000"),
     ("wa.me/85261827394", "wa.me/852****7394"),
     ("110101 19900307 123X", "110***********123X"),          # not a phone inside an ID
-    ("420102850613217", "420********3217"),                  # an old 15-digit ID
+    ("老身份证 420102850613217", "老身份证 420********3217"),    # an old 15-digit ID
+    ("K/P 900512-14-5567", "K/P 900*****5567"),              # a Malaysian MyKad
     ("身份证三幺零幺零四幺九八七零九二零幺零二叉", "身份证三幺零***********幺零二叉"),
     ("P702846（A）", "P*******A）"),                          # a Hong Kong ID
     ("护照号：E12345678", "护照号：E******78"),
@@ -97,6 +98,14 @@ def test_personal_data_as_people_write_it_is_masked(text: str, masked: str) -> N
     "npm i @vue/cli@5.0.8",
     "已脱敏：138****8000、l****n@163.com、110***********123X",
     "血压 138/88 126/80 142/90",
+    "运单 353912870315420 已签收",          # 15 digits without a document word: no old ID
+    "营业时间：0900-1200 / 1330-1800",        # no subscriber number starts with 1
+    "区号 010 021 0755 020",
+    "App 3.8.1+2024051201",                  # a + inside a token starts no number
+    "跟进记录：电话 2024-05-12 14:30 已沟通",   # a date after a phone word
+    "成绩 65 70 72 80 85 90",                 # a list after a country code's digits
+    "通知@所有人。公司年会",
+    "sign in at icloud dot com",
 ])
 def test_look_alikes_are_left_readable(text: str) -> None:
     assert Masker().text(text) == text

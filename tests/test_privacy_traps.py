@@ -36,7 +36,7 @@ from pytest_agenteval.yamlio import loads
 DATA = Path(__file__).parent / "data"
 FILES = ("privacy_traps_users.yaml", "privacy_traps_systems.yaml", "privacy_traps_intl.yaml",
          "privacy_traps_holdout_a.yaml", "privacy_traps_holdout_b.yaml",
-         "privacy_traps_holdout_d.yaml")
+         "privacy_traps_holdout_c.yaml", "privacy_traps_holdout_d.yaml")
 
 _SPOKEN = {"零": "0", "〇": "0", "洞": "0", "一": "1", "幺": "1", "么": "1", "腰": "1",
            "二": "2", "两": "2", "三": "3", "四": "4", "五": "5", "六": "6", "七": "7",
@@ -96,7 +96,11 @@ def _read(name: str) -> list[dict[str, Any]]:
     return entries
 
 
-TRAPS = [pytest.param(t, id=t["id"]) for name in FILES for t in _read(name)]
+#: what the masker does not read yet (docs/configuration.md#privacy): expected to fail,
+#: strictly, so that a fix shows
+_LIMIT = pytest.mark.xfail(strict=True, reason="a known limit of masking")
+TRAPS = [pytest.param(t, id=t["id"], marks=[_LIMIT] if t.get("known_limit") else [])
+         for name in FILES for t in _read(name)]
 
 
 @pytest.mark.parametrize("trap", TRAPS)
