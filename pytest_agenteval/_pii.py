@@ -59,19 +59,18 @@ _S = rf"(?:%20|&nbsp;|&#160;|\\u00a0|\\u0020|\\n|\\[-.]|[{re.escape(_SEP_CHARS)}
 _X = "XxＸｘ叉"
 #: a digit right after ``%`` is a URL escape's (``%2B``, ``%E6``), never a number's
 RUN = _RUN = re.compile(rf"(?<!%)[{_D}](?:{_S}{{0,3}}[{_D}])*(?:[{_X}](?![A-Za-z]))?")
-#: a run read from its start: a separator (``%20``, ``\\u00a0`` whole, digits and all),
-#: or a group of digits
 _CN = re.escape("".join(_SPOKEN))
 _NOT_CN = re.escape("".join(c for c in DIGIT_VALUE if c not in _SPOKEN))
-#: a group is digits of one script, Chinese or not: 张三13915826704 holds the mobile
-#: number whole (and 138零零13八000 is still one, of five groups)
+#: a run read from its start: a separator (``%20``, ``\\u00a0`` whole, digits and all),
+#: or a group: digits of one script, Chinese or not (张三13915826704 holds the mobile
+#: number whole, and 138零零13八000 is still one, of five groups)
 _TOKEN = re.compile(rf"{_S}|(?P<group>[{_CN}]+[{_X}]?|[{_NOT_CN}]+[{_X}]?)")
 #: a run worth reading has seven digits: no phone, ID or document number has fewer
 _WORTH = 7
 #: separators that also join the numbers of a list, a decimal or alternatives: a number
 #: joined by one of these must have a phone's or an ID number's grouping
 _LOOSE = frozenset(".．·・,，、/／")
-#: the groupings a number joined by dots may have
+#: the groupings a number joined by one of those may have
 _DOT_SHAPES = frozenset({(3, 4, 4), (3, 3, 5), (2, 3, 4, 4), (4, 3, 4, 4), (3, 8), (4, 8),
                          (3, 7), (4, 7), (4, 4, 4), (4, 3, 3), (6, 8, 4), (6, 4, 4, 4)})
 _AREA = re.compile(r"0(?:10|2\d|[3-9]\d\d)")
