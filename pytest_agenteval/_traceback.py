@@ -28,8 +28,8 @@ def user_traceback(exc: BaseException) -> str:
     """``exc`` formatted from its first frame outside the plugin, with its causes.
 
     Formatted here rather than by :func:`traceback.format_exception`: on Python 3.11 that
-    calls :func:`ast.parse` for the ``^^^`` marks, and this runs on the engine's thread
-    while pytest's main thread may be parsing a module it rewrites. 3.11 keeps one AST
+    calls :func:`ast.parse` for the ``^^^`` marks, and this may run on the engine's keeper
+    thread while pytest's main thread parses a module it rewrites. 3.11 keeps one AST
     recursion counter for every thread, so the two corrupt it and either may raise
     ``SystemError: AST constructor recursion depth mismatch`` (CPython gh-106905).
     """

@@ -1,12 +1,24 @@
-"""One asyncio loop per process, in a background thread, running items ahead.
+"""One asyncio loop per process, running items ahead, driven by pytest's own thread.
 
 pytest runs items one after another; an agent answers in hundreds of
 milliseconds. The engine lets many conversations be in flight at once while
 pytest still reports item by item, in order: upcoming items are *submitted*
 (at most ``concurrency`` in flight), and ``CaseItem.runtest`` only waits for
-its own future. Which items a process may submit ahead is decided by a
+its own result. Which items a process may submit ahead is decided by a
 :class:`~.scheduling.Prefetch` policy, so that under xdist no conversation is
 ever sent twice and none is sent for an item this process will not run.
+
+The loop runs on the thread that waits for a result: pytest's own, inside
+the item's ``runtest``, until that item's conversation is done (at least one
+pass over whatever is ready, when it is done already). Every conversation in
+flight goes on meanwhile; between two case items the loop rests while pytest
+reports. A loop in a thread of its own cost a fifth more CPU per case: every
+result, submission and system call handed the interpreter from one thread to
+the other and back, and each result was made on one core and read on the
+other. When pytest's thread stays away longer than :data:`KEEP_S` while
+conversations are in flight (a Python test between case files, a slow
+terminal, a test of the engine that only submits), a keeper thread drives the
+loop until pytest's thread wants it back; one thread at a time ever runs it.
 
 Submitted items start in pytest's order, a long conversation earlier by its
 length: an item of ``k`` turns starts as if it came ``(k - 1) * ahead_limit``
@@ -17,8 +29,10 @@ the first request to the last reply).
 
 Every wait is bounded: an item that has not finished its :class:`Budget`
 after it started (its agent, judge and simulator calls are bounded by their own
-timeouts, so only a rule or an adapter that blocks the loop gets here), or
-whose loop thread died, becomes an ``error`` result instead of a hang.
+timeouts, so only a rule or an adapter that blocks the loop gets here) becomes
+an ``error`` result instead of a hang, once whatever blocks the loop lets go
+of it; so does an item of an engine whose loop died (an exception that ended
+a keeper's pass).
 """
 
 from __future__ import annotations
@@ -28,7 +42,7 @@ import concurrent.futures
 import heapq
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -46,8 +60,10 @@ if TYPE_CHECKING:
 __all__ = ["Budget", "Engine"]
 
 T = TypeVar("T")
-#: how often a waiting ``result()`` wakes: to check that the loop thread is alive, and to
-#: let Ctrl-C through at once (a signal delivered to another thread wakes no lock wait)
+#: how long the loop may go undriven while conversations are in flight before the keeper
+#: thread drives it (and how often the keeper looks)
+KEEP_S = 0.02
+#: how often a waiting ``result()`` looks at its item's budget
 _POLL_S = 0.1
 
 
@@ -109,9 +125,16 @@ class Engine:
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._death: BaseException | None = None
-        self._thread = threading.Thread(target=self._run_loop, name="agenteval-engine",
+        #: who runs the loop now: a thread's ident, or ``None`` (guarded by ``_drive``)
+        self._driver: int | None = None
+        self._drive = threading.Condition()
+        #: when the loop was last let go of, and whether its keeper was asked to stop
+        self._idle_since = time.monotonic()
+        self._stop_asked = False
+        #: conversations started on the loop and not finished (changed by the loop's driver)
+        self._in_flight = 0
+        self._thread = threading.Thread(target=self._keep, name="agenteval-engine",
                                         daemon=True)
-        self._thread.start()
         self._adapter: Adapter | None = None
         self._judge: Judge | None = None
         self._simulator: Simulator | None = None
@@ -130,8 +153,6 @@ class Engine:
         #: their difference is what the look-ahead holds
         self._admitted = 0
         self._handed = 0
-        #: a :meth:`_refill` is scheduled on the loop and has not started yet
-        self._refill_due = False
         self._closed = False
         #: nothing more is sent (Ctrl-C, the controller's stop): set by halt() and close()
         self._halted = False
@@ -140,15 +161,76 @@ class Engine:
         except BaseException:
             self._stop_loop()
             raise
+        self._thread.start()
 
-    def _run_loop(self) -> None:
-        try:
-            self._loop.run_forever()
-        except BaseException as exc:  # SystemExit from an adapter: remembered, told per item
-            self._death = exc
+    # -- who drives the loop -----------------------------------------------------------------
+
+    def _take(self) -> bool:
+        """Make this thread the loop's driver (the keeper, if it drives, is stopped first);
+        ``False`` when it already was (a nested call: the outer one gives it back)."""
+        me = threading.get_ident()
+        with self._drive:
+            if self._driver == me:
+                return False
+            while self._driver is not None:
+                if not self._stop_asked:
+                    self._stop_asked = True
+                    self._loop.call_soon_threadsafe(self._loop.stop)
+                self._drive.wait()
+            self._driver = me
+            return True
+
+    def _give(self) -> None:
+        with self._drive:
+            self._driver = None
+            self._idle_since = time.monotonic()
+            self._drive.notify_all()
+
+    def _keep(self) -> None:
+        """The keeper: drives the loop while conversations are in flight and no other thread
+        has for :data:`KEEP_S`, until another thread takes it (or the engine closes)."""
+        me = threading.get_ident()
+        while True:
+            time.sleep(KEEP_S)
+            with self._drive:
+                if self._closed and self._driver is None:
+                    return
+                if (self._driver is not None or not self._in_flight
+                        or time.monotonic() - self._idle_since < KEEP_S):
+                    continue
+                self._driver, self._stop_asked = me, False
+            try:
+                self._loop.run_forever()
+            except BaseException as exc:  # SystemExit from an adapter: remembered, told per item
+                self._death = exc
+            finally:
+                with self._drive:
+                    self._driver, self._stop_asked = None, False
+                    self._idle_since = time.monotonic()
+                    self._drive.notify_all()
+            if self._death is not None:
+                return
 
     def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+        """Run ``coro`` on the loop from this thread, driving it meanwhile."""
+        taken = self._take()
+        try:
+            return self._until(asyncio.wait_for(coro, timeout))
+        finally:
+            if taken:
+                self._give()
+
+    def _until(self, aw: Awaitable[T]) -> T:
+        """Drive the loop until ``aw`` is done (its driver's part): a stop that someone else
+        asked for (a keeper's hand-over, an item's wake-up) ends one pass, not the wait."""
+        fut = asyncio.ensure_future(aw, loop=self._loop)
+        while not fut.done():
+            try:
+                self._loop.run_until_complete(fut)
+            except RuntimeError:  # stopped before it was done: go on (if that is what it was)
+                if fut.done() or self._loop.is_closed() or self._loop.is_running():
+                    raise
+        return fut.result()
 
     async def _start(self, make_adapter: Callable[[], Adapter],
                      make_judge: Callable[[], Judge | None] | None,
@@ -181,11 +263,6 @@ class Engine:
                 key = heapq.heappop(queue)[2]
             self._begin(key)
 
-    def _refill(self) -> None:
-        """On the loop: :meth:`_fill` for the room that results handed out have made."""
-        self._refill_due = False
-        self._fill()
-
     def _begin(self, key: str) -> None:
         with self._lock:
             if self._closed:  # closing: a task made now might never run (nor its coroutine)
@@ -195,8 +272,13 @@ class Engine:
         if work is None or fut is None or fut.done():  # started, or cancelled meanwhile
             return
         self._admitted += 1
+        self._in_flight += 1
         task = self._loop.create_task(self._run(key, *work))
+        task.add_done_callback(self._ended)
         _chain(task, fut, self._loop)
+
+    def _ended(self, task: asyncio.Task[ItemResult]) -> None:
+        self._in_flight -= 1
 
     async def _run(self, key: str, plan: ItemPlan, trial: int) -> ItemResult:
         assert self._sem is not None and self._adapter is not None
@@ -219,10 +301,15 @@ class Engine:
                trial: int = 0) -> concurrent.futures.Future[ItemResult]:
         """Submit ``plan`` unless it was submitted and its result not handed out yet; it
         starts when the look-ahead has room (at once when pytest waits for it)."""
-        fut, new = self._submit(key, plan, trial)
-        if new:
-            self._loop.call_soon_threadsafe(self._fill)
-        return fut
+        taken = self._take()
+        try:
+            fut, new = self._submit(key, plan, trial)
+            if new:
+                self._fill()
+            return fut
+        finally:
+            if taken:
+                self._give()
 
     def _submit(self, key: str, plan: ItemPlan,
                 trial: int) -> tuple[concurrent.futures.Future[ItemResult], bool]:
@@ -233,7 +320,7 @@ class Engine:
             if self._closed:
                 raise RuntimeError("the engine is closed")
             fut = self._futures[key] = concurrent.futures.Future()
-            if not self._thread.is_alive():
+            if self._death is not None:
                 fut.set_result(self._stopped(plan))
                 return fut, False
             self._pending[key] = (plan, trial)
@@ -242,19 +329,26 @@ class Engine:
 
     def submit_many(self, work: Iterable[tuple[str, ItemPlan, int]]) -> int:
         n = new = 0
-        for key, plan, trial in work:
-            new += self._submit(key, plan, trial)[1]
-            n += 1
-        if new and self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._fill)
-        return n
+        taken = self._take()
+        try:
+            for key, plan, trial in work:
+                new += self._submit(key, plan, trial)[1]
+                n += 1
+            if new:
+                self._fill()
+            return n
+        finally:
+            if taken:
+                self._give()
 
     def result(self, key: str, plan: ItemPlan, trial: int = 0) -> ItemResult:
-        """Wait for ``plan``'s result (submitting it now if nobody did), boundedly.
+        """Wait for ``plan``'s result (submitting it now if nobody did), boundedly, driving the
+        loop meanwhile: every conversation in flight goes on while this one is awaited.
 
         The result is handed out once, and the engine lets go of it (kept until the end,
         the results of 10,000 cases were 80 MB). Asked again — a rerun — the item's
         conversation is held again, as a rerun means."""
+        taken = self._take()
         try:
             return self._wait(key, plan, trial)
         except KeyboardInterrupt:  # Ctrl-C while pytest waits here: send nothing more now,
@@ -264,32 +358,54 @@ class Engine:
             with self._lock:
                 fut = self._futures.pop(key, None)
                 self._started.pop(key, None)
-            if fut is not None:
-                self._handed += 1
-                # room for one more: the loop is woken (a system call) unless a wake-up it
-                # has not taken yet will see this room too (_refill clears the flag first)
-                if self._pending and not self._refill_due and self._thread.is_alive():
-                    self._refill_due = True
-                    self._loop.call_soon_threadsafe(self._refill)
+            try:
+                if fut is not None:
+                    self._handed += 1
+                    if self._pending and self._death is None:
+                        self._fill()  # the room this result made: started at the next pass
+            finally:
+                if taken:
+                    self._give()
 
     def _wait(self, key: str, plan: ItemPlan, trial: int) -> ItemResult:
-        fut = self.submit(key, plan, trial)
-        budget = self.budget.of(plan)
-        while True:
-            if key in self._pending and self._thread.is_alive():  # pytest waits for it
-                self._loop.call_soon_threadsafe(self._fill, key)
-            try:
-                return fut.result(timeout=_POLL_S)
-            except concurrent.futures.TimeoutError:
-                pass
-            if not self._thread.is_alive():
-                fut.cancel()
-                return self._stopped(plan)
-            started = self._started.get(key)
-            if started is not None and time.monotonic() - started > budget:
-                return self._gave_up(plan, fut, self._judged,
-                                     f"no result {budget:g} s after the item started; a rule,"
-                                     " the judge or the adapter blocks the event loop")
+        fut, new = self._submit(key, plan, trial)
+        if self._death is not None and not fut.done():
+            fut.cancel()
+            return self._stopped(plan)
+        if key in self._pending:  # pytest waits for it: it starts whatever the room
+            self._fill(key)
+        elif new:
+            self._fill()
+        loop = self._loop
+        try:
+            if fut.done():  # done ahead: one pass over what is ready, for the others
+                loop.call_soon(loop.stop)
+                loop.run_forever()
+                return fut.result()
+            # the task's end sets it, on the loop; a cancel from outside the loop stops nothing
+            fut.add_done_callback(lambda _: loop.stop() if loop.is_running() else None)
+            budget = self.budget.of(plan)
+            while not fut.done():
+                wake = loop.call_later(_POLL_S, loop.stop)
+                try:
+                    loop.run_forever()
+                finally:
+                    wake.cancel()
+                started = self._started.get(key)
+                if not fut.done() and started is not None and \
+                        time.monotonic() - started > budget:
+                    return self._gave_up(plan, fut, self._judged,
+                                         f"no result {budget:g} s after the item started; a "
+                                         "rule, the judge or the adapter blocks the event loop")
+            return fut.result()
+        except (KeyboardInterrupt, concurrent.futures.CancelledError):
+            raise
+        except BaseException as exc:  # SystemExit out of the loop: it is no longer trusted
+            if fut.done() and not fut.cancelled() and fut.exception() is exc:
+                raise  # the item's own fault (not the loop's): pytest shows it
+            self._death = exc
+            fut.cancel()
+            return self._stopped(plan)
 
     def _stopped(self, plan: ItemPlan) -> ItemResult:
         why = f": {type(self._death).__name__}: {self._death}" if self._death else ""
@@ -318,11 +434,12 @@ class Engine:
         for fut in futures:
             fut.cancel()
         try:
-            if self._adapter is not None and self._thread.is_alive():
-                self._call(asyncio.wait_for(self._adapter.aclose(), timeout=10), timeout=15)
-            for service in (self._judge, self._simulator):
-                if service is not None and self._thread.is_alive():
-                    self._call(asyncio.wait_for(service.aclose(), timeout=10), timeout=15)
+            if self._death is None:
+                if self._adapter is not None:
+                    self._call(self._adapter.aclose(), timeout=10)
+                for service in (self._judge, self._simulator):
+                    if service is not None:
+                        self._call(service.aclose(), timeout=10)
         finally:
             self._stop_loop()
 
@@ -331,15 +448,20 @@ class Engine:
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for t in tasks:
                 t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            if tasks:
+                await asyncio.wait(tasks, timeout=10)
 
-        if self._loop.is_running():
-            try:
-                asyncio.run_coroutine_threadsafe(_drain(), self._loop).result(timeout=10)
-            except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
-                pass
-            self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
+        with self._drive:
+            self._closed = True  # the keeper ends once it lets go of the loop
+        taken = self._take()
+        try:
+            if self._death is None:
+                self._until(_drain())
+        finally:
+            if taken:
+                self._give()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
         with self._lock:
             self._pending.clear()  # never started: nothing of them exists on the loop
             self._queue.clear()

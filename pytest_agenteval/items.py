@@ -192,10 +192,10 @@ class _PhaseHooks:
     Around each of the three phases of every item those two swap the process's output
     files and logging handlers in and out, and read what was written in between: about a
     millisecond of CPU per item on a 2-core machine, a fifth of what a case costs, where
-    the process is CPU-bound (each swap is a system call that hands the interpreter to the
-    engine's thread and back). A case item's phases hold none of its work, which is a
-    conversation on the engine's thread, running while pytest reports other items: what
-    they would capture belongs to no item (and was never captured at other times). So
+    the process is CPU-bound (each swap was a system call that handed the interpreter to
+    the engine's thread and back). A case item's phases hold none of its work, which is a
+    conversation on the engine's loop, running ahead while earlier items wait for theirs:
+    what they would capture belongs to no item (and was never captured at other times). So
     what the engine, an adapter or a conftest hook prints or logs goes where the process's
     output and logs go between items; pytest's ``log_cli`` and ``log_file`` still get every
     record. Every other plugin's phase hooks run as for any item (skip and xfail marks,
