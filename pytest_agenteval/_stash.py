@@ -7,13 +7,16 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from ._sizing import Fit
     from .project import Project
     from .runner import Runner
 
-__all__ = ["PROJECT", "RUNNER", "WIRE", "Slimmer", "get_project", "get_runner"]
+__all__ = ["FIT", "PROJECT", "RUNNER", "WIRE", "Slimmer", "get_project", "get_runner"]
 
 PROJECT = pytest.StashKey["Project"]()
 RUNNER = pytest.StashKey["Runner"]()
+#: how ``-n`` was sized for a run of case items, when it was (see _sizing)
+FIT: pytest.StashKey[Fit] = pytest.StashKey()
 #: the report attribute an item's result travels under from an xdist worker, as JSON text
 WIRE = "agenteval_json"
 

@@ -63,7 +63,7 @@ _MARKERS = (
 )
 #: options that mean nothing when the plugin is inactive (given anyway: a usage error)
 _OWN_OPTIONS = ("agenteval_target", "agenteval_reports_dir", "agenteval_concurrency",
-                "agenteval_shard", "agenteval_lint")
+                "agenteval_shard", "agenteval_lint", "agenteval_workers")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -91,6 +91,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="under -n with --dist load: 'owned' gives each worker a fixed share "
                     "of the case items so it can run them ahead (default); 'off' keeps "
                     "xdist's own scheduler and runs items as they arrive.")
+    group.addoption("--agenteval-workers", choices=("fit", "asked"), default=None,
+                    help="under -n, for a run of case items only: 'fit' (default) starts at most "
+                    "one xdist worker per usable CPU beyond the controller's, and none (one "
+                    "process) when that leaves fewer than two; 'asked' starts what -n asks for.")
     group.addoption("--agenteval-shard", metavar="I/N", type=_shard, default=None,
                     help="run only shard I of N (1 ≤ I ≤ N) of the case and scenario items, "
                     "balanced by expected turns; the same on every machine. Combine the N run "
@@ -124,6 +128,29 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from . import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Any:
+    """Before xdist reads ``-n``: a run of case items gets the workers that can add CPU
+    (see :mod:`._sizing`)."""
+    if is_active(config):
+        from ._sizing import fit_workers
+        from ._stash import FIT
+
+        fit = fit_workers(config)
+        if fit is not None:
+            config.stash[FIT] = fit
+    return (yield)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if not is_active(config):
+        return None
+    from ._stash import FIT
+
+    fit = config.stash.get(FIT, None)
+    return fit.line() if fit is not None else None
 
 
 def is_active(config: pytest.Config) -> bool:

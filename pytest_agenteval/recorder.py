@@ -428,8 +428,13 @@ class Recorder:
                 "reason": None, "reason_code": None}
 
     def _options(self) -> dict[str, Any]:
+        from ._stash import FIT
+
         get = self.config.getoption
+        fit = self.config.stash.get(FIT, None)
         return {"numprocesses": get("numprocesses", None), "dist": get("dist", "no"),
+                "numprocesses_asked": fit.asked if fit is not None else None,
+                "workers": get("agenteval_workers") or "fit",
                 "agenteval_dist": get("agenteval_dist"), "markexpr": get("markexpr", ""),
                 "keyword": get("keyword", ""),
                 "concurrency": get("agenteval_concurrency")

@@ -36,7 +36,8 @@ def standalone(pytester: pytest.Pytester) -> Callable[..., Path]:
 
     def make(config: str, cases: dict[str, str], ini: str = "") -> Path:
         # pytest-benchmark (if installed) warns under xdist; the warning would be an error here
-        pytester.makeini(f"[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n{ini}")
+        pytester.makeini(f"[pytest]\nagenteval_paths = cases\n"
+                         f"addopts = -p no:benchmark --agenteval-workers=asked\n{ini}")
         pytester.path.joinpath("agenteval.yaml").write_text(config, encoding="utf-8")
         for name, text in cases.items():
             path = pytester.path / "cases" / name
@@ -129,7 +130,8 @@ def shipped_run(tmp_path_factory: pytest.TempPathFactory) -> ShippedRun:
     shutil.copy(PROJECT / "agenteval.yaml", root / "agenteval.yaml")
     (root / "pytest.ini").write_text("[pytest]\nagenteval_paths = cases\n", encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "cases", "-n", "2", "-p", "no:benchmark",
+        [sys.executable, "-m", "pytest", "cases", "-n", "2", "--agenteval-workers=asked",
+         "-p", "no:benchmark",
          "--html=run.html", "--self-contained-html", "--junitxml=junit.xml"],
         cwd=root, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]

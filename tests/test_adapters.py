@@ -223,7 +223,8 @@ def test_retries_are_off_unless_asked_and_only_for_retryable_errors(project, pyt
 
 
 def test_sync_callables_get_as_many_threads_as_conversations(pytester) -> None:
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.makepyfile(slowbot="""
         import threading, time
         lock = threading.Lock()

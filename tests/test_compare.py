@@ -532,7 +532,8 @@ def test_the_release_with_defect_a_fixed_shows_exactly_that_fix(
     fixed = config.replace("target:\n", "target:\n  fixed_defects: [a]\n", 1)
     assert fixed != config
     (pytester.path / "fixed.yaml").write_text(fixed, encoding="utf-8")
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     latest = pytester.path / "reports" / "latest"
     pytester.runpytest("cases")  # serial: the suite around it has the cores
     run_a = latest.resolve()

@@ -418,7 +418,8 @@ def test_the_expansion_of_the_shipped_clean_cases_lints_and_runs(tmp_path: Path,
     lint = _agenteval(ROOT, "lint", str(out), *files)  # the pairs span both
     assert lint.returncode == 0, lint.stdout
     _with_rules(pytester.path)
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     result = pytester.runpytest("cases")
     made = _items(out)
     outcomes = result.parseoutcomes()
@@ -552,7 +553,8 @@ def test_a_promoted_failure_of_the_shipped_run_lints_and_fails_the_same_ledger_r
     _with_rules(pytester.path)
     lint = _agenteval(pytester.path, "lint", "cases")
     assert lint.returncode == 0, lint.stdout
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.runpytest("cases")
     again = {c["id"]: c for c in read_record(pytester.path)["cases"]}
     assert again[reg_id]["status"] == "failed"

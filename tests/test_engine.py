@@ -419,7 +419,8 @@ def test_a_crashed_worker_loses_only_its_item_and_nothing_is_sent_twice(pytester
     while K-01, K-03 and K-07 are still being answered (1 s). xdist reports the item pytest
     was waiting on (K-01) as crashed and hands the rest to the others: the three already
     sent are not sent again (ERROR not_resent), the unsent ones run normally."""
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.makepyfile(crashbot="""
         import os
         import time

@@ -20,7 +20,8 @@ def shipped(pytester: pytest.Pytester) -> Path:
     for name in ("cases", "rules"):
         shutil.copytree(ROOT / name, pytester.path / name)
     shutil.copy(ROOT / "agenteval.yaml", pytester.path / "agenteval.yaml")
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     return pytester.path
 
 

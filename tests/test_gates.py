@@ -136,7 +136,8 @@ def reply(turn):
 
 
 def test_repeat_trials_give_pass_hat_k_and_flaky_cases(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.makepyfile(flakybot=FLAKY_BOT)
     pytester.path.joinpath("agenteval.yaml").write_text(
         "target: {adapter: python, callable: 'flakybot:reply', concurrency: 1}\n")

@@ -13,7 +13,8 @@ def reply(turn):
 
 def test_the_html_report_escapes_and_masks_what_the_agent_and_the_case_wrote(
         pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.path.joinpath("agenteval.yaml").write_text(
         "target: {adapter: python, callable: 'bot:reply'}\n", encoding="utf-8")
     pytester.path.joinpath("bot.py").write_text(BOT, encoding="utf-8")

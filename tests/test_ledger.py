@@ -188,7 +188,8 @@ def test_a_label_typo_in_applies_to_is_a_located_error_not_a_silent_rule(ledger_
 def test_the_shipped_ledger_passes_its_own_examples(pytester) -> None:
     shutil.copytree(ROOT / "rules", pytester.path / "rules")
     shutil.copy(ROOT / "conftest.py", pytester.path / "conftest.py")
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     result = pytester.runpytest("rules", "-q")
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert result.parseoutcomes()["passed"] >= 17 * 6

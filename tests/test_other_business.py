@@ -19,7 +19,8 @@ def test_a_carrier_ledger_written_without_code(pytester: pytest.Pytester) -> Non
     for name in ("rules", "cases"):
         shutil.copytree(TELECOM / name, pytester.path / name)
     shutil.copy(TELECOM / "bot.py", pytester.path / "bot.py")
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.path.joinpath("agenteval.yaml").write_text(
         "target: {adapter: python, callable: 'bot:reply'}\n")
     examples = pytester.runpytest("rules", "-q")

@@ -127,7 +127,8 @@ def test_a_worker_that_cannot_reach_the_link_folder_sends_nothing_twice(pytester
     …, runs four at once, and K-05 kills it while K-01, K-03 and K-07 are being answered.
     gw0 cannot read gw1's journal, so it sends none of gw1's leftovers: each is an ERROR
     not_resent, and no conversation reaches the agent twice."""
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.makeconftest("""
         import pytest
 

@@ -31,7 +31,8 @@ cases:
 
 @pytest.fixture
 def report(pytester: pytest.Pytester) -> Path:
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.path.joinpath("agenteval.yaml").write_text(
         "target: {adapter: python, callable: 'bot:reply'}\n", encoding="utf-8")
     pytester.path.joinpath("bot.py").write_text(BOT, encoding="utf-8")

@@ -194,7 +194,8 @@ scenarios:
 def test_a_case_without_switches_gets_the_situated_rules(pytester: pytest.Pytester) -> None:
     """BR-001, BR-009, BR-012 and BR-016 of the shipped ledger, on replies that break them,
     with no ``assertions:`` switch anywhere; ``false`` opts a case out."""
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.path.joinpath("agenteval.yaml").write_text(
         "target: {adapter: python, callable: 'bot:reply'}\n", encoding="utf-8")
     pytester.path.joinpath("bot.py").write_text(BOT, encoding="utf-8")
@@ -229,7 +230,8 @@ def test_a_case_without_switches_gets_the_situated_rules(pytester: pytest.Pytest
 
 def test_a_situation_of_your_own(pytester: pytest.Pytester) -> None:
     """Registered in conftest.py with ``@agenteval.situation``, named in a ledger's ``when``."""
-    pytester.makeini("[pytest]\nagenteval_paths = cases\naddopts = -p no:benchmark\n")
+    pytester.makeini("[pytest]\nagenteval_paths = cases\n"
+                     "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.path.joinpath("agenteval.yaml").write_text(
         "target: {adapter: python, callable: 'bot:reply'}\n", encoding="utf-8")
     pytester.path.joinpath("bot.py").write_text(

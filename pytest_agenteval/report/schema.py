@@ -77,6 +77,9 @@ class RulesInfo(_Doc):
 
 class RunOptions(_Doc):
     numprocesses: int | str | None
+    #: ``-n`` as given, when the run was fitted to the machine (``--agenteval-workers fit``)
+    numprocesses_asked: str | None = None
+    workers: Literal["fit", "asked"] = "fit"
     dist: str
     agenteval_dist: str
     markexpr: str

@@ -118,6 +118,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sizes", type=ints, default=[1000, 10000], help="N single-turn cases")
     p.add_argument("--scenarios", type=int, default=0, help="M five-turn scenarios added")
     p.add_argument("--workers", type=ints, default=[0, 2, 8], help="the -n values")
+    p.add_argument("--asked", type=ints, default=[8],
+                   help="-n values also run with --agenteval-workers asked (the workers -n "
+                   "asks for, where the plugin's default fits them to the machine)")
     p.add_argument("--latency-ms", type=float, default=100.0)
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("--judge-latency-ms", type=float, default=300.0)
@@ -206,18 +209,22 @@ def check(b: Bench, m: Measured, out: Path, turns: int, what: str) -> None:
                      f"{calls}, expected {turns} each\n{tail}")
 
 
-def plugin_run(b: Bench, root: Path, workers: int, items: int, turns: int) -> dict[str, float]:
-    return steady(b.args, lambda: _plugin_run(b, root, workers, items, turns))
+def plugin_run(b: Bench, root: Path, workers: int, items: int, turns: int,
+               asked: bool = False) -> dict[str, float]:
+    return steady(b.args, lambda: _plugin_run(b, root, workers, items, turns, asked))
 
 
-def _plugin_run(b: Bench, root: Path, workers: int, items: int, turns: int) -> dict[str, float]:
+def _plugin_run(b: Bench, root: Path, workers: int, items: int, turns: int,
+                asked: bool) -> dict[str, float]:
     reset(b)
     argv = [sys.executable, "-m", "pytest", "cases", "-q", *NOISE, "-n", str(workers)]
+    if asked:
+        argv += ["--agenteval-workers", "asked"]
     if b.judge is not None:
         argv.append("--agenteval-no-cache")
     out = root / "pytest.out"
     m = measured(argv, root, b.env, out)
-    check(b, m, out, turns, f"pytest -n {workers}")
+    check(b, m, out, turns, f"pytest -n {workers}{' asked' if asked else ''}")
     return {**numbers(b, m, items), **artefacts(root)}
 
 
@@ -310,6 +317,8 @@ def size_rows(b: Bench, mode: str, n: int, runs: list[dict[str, Any]]) -> list[d
                 record_floor(b, root)
             if w == b.args.workers[0]:
                 keep("bare client", rep, floor_run(b, root, items, turns))
+        for w in b.args.asked:
+            keep(f"-n {w} asked", rep, plugin_run(b, root, w, items, turns, asked=True))
     shutil.rmtree(root)
     return finish_rows(mode, n, items, turns, {k: median(v) for k, v in got.items()})
 
@@ -324,7 +333,7 @@ def finish_rows(mode: str, n: int, items: int, turns: int,
                 med: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
     floor = med["bare client"]
     order = ["bare client", *sorted((k for k in med if k != "bare client"),
-                                    key=lambda k: int(k.split()[1]))]
+                                    key=lambda k: (int(k.split()[1]), k.endswith("asked")))]
     return [{"mode": mode, "size": n, "items": items, "turns": turns, "runner": k, **med[k],
              "ratio": med[k]["window"] / floor["window"],
              "wall_ratio": med[k]["wall"] / floor["wall"]} for k in order]
@@ -333,14 +342,15 @@ def finish_rows(mode: str, n: int, items: int, turns: int,
 def noop_rows(b: Bench, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     warm = b.scratch / "noop-warm"
     write_noop(warm, 10)
-    for w in b.args.workers:  # untimed: bytecode into the private cache
+    workers = sorted({*b.args.workers, *b.args.asked})
+    for w in workers:  # untimed: bytecode into the private cache
         noop_run(b, warm, w, 10)
     rows = []
     for n in b.args.sizes:
         items = n + b.args.scenarios
         root = b.scratch / f"noop-{n}"
         write_noop(root, items)
-        for w in b.args.workers:
+        for w in workers:
             rs = [noop_run(b, root, w, items) for _ in range(b.args.repeat)]
             runs += [{"mode": "pytest", "size": n, "runner": f"-n {w}", "rep": i, **r}
                      for i, r in enumerate(rs)]
