@@ -127,8 +127,10 @@ class CaseItem(_VerdictItem):
         self.trials = trials
         #: the masked, JSON-native result that travels with the call report
         self.payload: dict[str, Any] | None = None
-        #: the payload typed, when masking changed nothing (:meth:`Masker.result_typed`)
+        #: the payload typed, when masking changed nothing (:meth:`Masker.result_typed`), and
+        #: a copy of the payload that tells the recorder whether anyone changed it on its way
         self.typed: ItemResult | None = None
+        self.sent: dict[str, Any] | None = None
         meta = plan.meta
         self.add_marker(_mark(meta["priority"], None))
         for label in meta["behaviors"]:
@@ -151,7 +153,7 @@ class CaseItem(_VerdictItem):
         result = runner.run(self)
         masker = get_project(self.config).masker
         if runner.role == "single":  # the recorder folds the typed result in this process
-            self.payload, self.typed = masker.result_typed(result, **self.identity())
+            self.payload, self.typed, self.sent = masker.result_typed(result, **self.identity())
         else:  # a worker's results are read back from their JSON on the controller
             self.payload = masker.result(result, **self.identity())
         if result.status in ("failed", "error"):

@@ -232,15 +232,18 @@ class Masker:
         """
         return self._identified(self.data(item.model_dump(mode="json")), item, identity)
 
-    def result_typed(self, item: ItemResult,
-                     **identity: Any) -> tuple[dict[str, Any], ItemResult | None]:
-        """:meth:`result`, and the masked result typed when masking changed nothing in it
-        (then it is ``item`` with ``identity``, no validation needed), else ``None``."""
+    def result_typed(self, item: ItemResult, **identity: Any
+                     ) -> tuple[dict[str, Any], ItemResult | None, dict[str, Any] | None]:
+        """:meth:`result`; the masked result typed when masking changed nothing in it (then
+        it is ``item`` with ``identity``, no validation needed), else ``None``; and then
+        also a copy of the result that shares no container with it (to tell later whether
+        anyone changed it: ``==`` is a walk in C, a fraction of encoding it again)."""
         plain = item.model_dump(mode="json")
         masked: dict[str, Any] = self.data(plain)
-        same = masked == plain
-        return (self._identified(masked, item, identity),
-                item.model_copy(update=identity) if same else None)
+        if masked != plain:
+            return self._identified(masked, item, identity), None, None
+        return (self._identified(masked, item, identity), item.model_copy(update=identity),
+                self._identified(plain, item, identity))
 
     @staticmethod
     def _identified(masked: dict[str, Any], item: ItemResult,

@@ -183,13 +183,14 @@ class Recorder:
         return clip(self.project.masker.text(text or "skipped"), 300)
 
     def _record(self, nodeid: str, payload: dict[str, Any], text: str | None = None,
-                typed: tuple[ItemResult, bytes] | None = None) -> None:
+                typed: tuple[ItemResult, dict[str, Any]] | None = None) -> None:
         """One item's result, as it came with its report (masked JSON): write, fold, tell.
 
         It is validated into an :class:`ItemResult` (from ``text``, the JSON it came
         in from a worker, when there is one; not at all when ``typed`` holds the payload
-        typed already and its JSON is still the payload's, as without xdist when masking
-        changed nothing and no plugin changed the payload), folded into the metrics and
+        typed already and the payload still equals the copy made with it, as without xdist
+        when masking changed nothing and no plugin changed the payload), folded into the
+        metrics and
         the gate's evidence, given to the ``pytest_agenteval_case_result`` hook, and let
         go. An item reported twice (the run is then incomplete) counts once, as it first
         came.
@@ -199,7 +200,7 @@ class Recorder:
         from .report.record import case_record
 
         try:
-            if typed is not None and _as_sent(payload, typed[1]):
+            if typed is not None and payload == typed[1]:  # as sent: no plugin changed it
                 item = typed[0]
             else:
                 item = (ItemResult.model_validate_json(text) if text is not None
@@ -452,16 +453,6 @@ class Recorder:
             terminalreporter.write_line(line)
         if self.report_path:
             terminalreporter.write_line(f"report: {self.report_path}")
-
-
-def _as_sent(payload: dict[str, Any], line: bytes) -> bool:
-    """``payload`` is still the JSON it was sent as (no plugin changed it on the way)."""
-    from .report.record import json_line
-
-    try:
-        return json_line(payload) == line
-    except ValueError:  # a value JSON cannot hold: changed
-        return False
 
 
 class _Fold:

@@ -209,12 +209,10 @@ class Runner:
             payload, item.payload = item.payload, None  # the report carries it from here
             report.agenteval = payload  # type: ignore[attr-defined]  # travels through xdist
             if item.typed is not None:  # the recorder's, in-process (items.py: never on a
-                # worker), with the payload's JSON as it left here: a plugin that changes the
-                # payload on its way makes the recorder read the payload instead
-                from .report.record import json_line
-
-                report._agenteval_item = (item.typed, json_line(payload))  # type: ignore[attr-defined]
-            item.typed = None
+                # worker), with a copy of the payload as it left here: a plugin that changes
+                # the payload on its way makes the recorder read the payload instead
+                report._agenteval_item = (item.typed, item.sent)  # type: ignore[attr-defined]
+            item.typed = item.sent = None
             if self.junit:
                 props = junit_properties(payload)
                 report.user_properties += props

@@ -224,13 +224,16 @@ def test_a_result_masking_left_alone_is_typed_without_validating_it_again() -> N
                  turn(index=1)),
     ]
     for result in results:
-        masked, typed = m.result_typed(result, **identity)
+        masked, typed, copy = m.result_typed(result, **identity)
         assert typed is not None, result.id
         assert typed == ItemResult.model_validate(masked)
-        assert typed.model_dump(mode="json") == masked
+        assert typed.model_dump(mode="json") == masked == copy
+        masked["turns"][0]["rules"].append({})  # the copy shares no container with it
+        assert copy is not None and copy != masked
     dirty = item("D", turns=[turn(knowledge={"note": "请拨13912345678"})])
-    masked, typed = m.result_typed(dirty, **identity)
-    assert typed is None and masked["turns"][0]["knowledge"] == {"note": "请拨139****5678"}
+    masked, typed, copy = m.result_typed(dirty, **identity)
+    assert typed is None and copy is None
+    assert masked["turns"][0]["knowledge"] == {"note": "请拨139****5678"}
     named = item("CASE-13912345678", nodeid="cases/a.yaml::CASE-13912345678")
     assert m.result_typed(named)[1] is None  # its id stays as written: validated, as before
 
