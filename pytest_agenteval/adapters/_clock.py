@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncIterator
+from types import TracebackType
 
 __all__ = ["LoopClock", "agent_timeout", "clock_of"]
 
@@ -88,15 +88,30 @@ class _Deadline:
             self._timeout.reschedule(now)  # expires now
 
 
-@contextlib.asynccontextmanager
-async def agent_timeout(seconds: float) -> AsyncIterator[None]:
+class _AgentTimeout(contextlib.AbstractAsyncContextManager[None]):
+    """:func:`agent_timeout`'s context: an ``asyncio.Timeout`` whose deadline a
+    :class:`_Deadline` moves (a class, not a generator-based context manager: a call
+    costs a third as much, and every agent call has one)."""
+
+    __slots__ = ("_deadline", "_seconds", "_timeout")
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+
+    async def __aenter__(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._timeout = timeout = asyncio.timeout(None)
+        await timeout.__aenter__()
+        self._deadline = _Deadline(loop, clock_of(loop), self._seconds, timeout)
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> bool | None:
+        self._deadline.handle.cancel()
+        await self._timeout.__aexit__(kind, exc, tb)  # an expiry raises TimeoutError here
+        return None
+
+
+def agent_timeout(seconds: float) -> contextlib.AbstractAsyncContextManager[None]:
     """Like ``asyncio.timeout(seconds)`` (``TimeoutError`` on expiry), with the event loop's
     stalls excluded from the time counted."""
-    loop = asyncio.get_running_loop()
-    clock = clock_of(loop)
-    async with asyncio.timeout(None) as timeout:
-        deadline = _Deadline(loop, clock, seconds, timeout)
-        try:
-            yield
-        finally:
-            deadline.handle.cancel()
+    return _AgentTimeout(seconds)
