@@ -198,7 +198,7 @@ def _role(config: pytest.Config) -> str:
 
 
 def _activate(config: pytest.Config) -> None:
-    from ._stash import PROJECT, RUNNER
+    from ._stash import PROJECT
     from .config import ConfigError
     from .project import Project
 
@@ -213,18 +213,7 @@ def _activate(config: pytest.Config) -> None:
         _share_plans(config, project)
     for line in _MARKERS:
         config.addinivalue_line("markers", line)
-    plugins: list[tuple[object, str]] = []
-    if role != "controller":
-        from .items import Collection
-        from .runner import Runner
-
-        runner = config.stash[RUNNER] = Runner(project, config, role)
-        plugins += [(Collection(project), "agenteval-collection"), (runner, "agenteval-runner")]
-        shard = config.getoption("agenteval_shard", None)
-        if shard is not None:
-            from .shard import Sharding
-
-            plugins.append((Sharding(shard), "agenteval-shard"))
+    plugins = _running(project, config, role) if role != "controller" else []
     if role != "worker":
         from .recorder import Recorder
 
@@ -243,6 +232,25 @@ def _activate(config: pytest.Config) -> None:
     for plugin, name in plugins:
         config.pluginmanager.register(plugin, name)
     _spare_the_collector(config)
+
+
+def _running(project: Any, config: pytest.Config, role: str) -> list[tuple[object, str]]:
+    """The objects of a process that collects and runs items (single, worker)."""
+    from ._stash import RUNNER
+    from .items import Collection
+    from .runner import Runner, WorkerSlimmer
+
+    runner = config.stash[RUNNER] = Runner(project, config, role)
+    plugins: list[tuple[object, str]] = [(Collection(project), "agenteval-collection"),
+                                         (runner, "agenteval-runner")]
+    if role == "worker":
+        plugins.append((WorkerSlimmer(), "agenteval-worker-slimmer"))
+    shard = config.getoption("agenteval_shard", None)
+    if shard is not None:
+        from .shard import Sharding
+
+        plugins.append((Sharding(shard), "agenteval-shard"))
+    return plugins
 
 
 def _spare_the_collector(config: pytest.Config) -> None:

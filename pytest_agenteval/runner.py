@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .simulator import Simulator
     from .yamlio import SourceError
 
-__all__ = ["Runner", "junit_properties", "preflight"]
+__all__ = ["Runner", "WorkerSlimmer", "junit_properties", "preflight"]
 
 
 def preflight(project: Project, nodeids: Sequence[str] = ()) -> None:
@@ -148,7 +148,6 @@ class Runner:
         #: a JUnit XML file is written (``--junitxml``; workers have the option too): each
         #: item carries its layers as properties, which nothing else reads
         self.junit = bool(config.getoption("xmlpath", None))
-        self._slimmer = Slimmer()
 
     def _link(self) -> WorkerLink | None:
         """An xdist worker's link to its controller (stop and crash notices, sent journal)."""
@@ -233,15 +232,6 @@ class Runner:
 
         report.extras = [*getattr(report, "extras", []),  # type: ignore[attr-defined]
                          extras.html(item_extra(payload))]
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None]:
-        """On a worker, once xdist has sent the item's reports, its result is let go."""
-        try:
-            yield
-        finally:
-            if self.role == "worker":
-                self._slimmer.logged(report)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_to_serializable(self, report: Any) -> Generator[None, Any, Any]:
@@ -368,6 +358,21 @@ class Runner:
         finally:
             if self.link is not None:
                 self.link.close()
+
+
+class WorkerSlimmer:
+    """On a worker, once xdist has sent an item's reports, its result is let go (registered
+    on workers only: a wrapper of every report costs elsewhere and does nothing)."""
+
+    def __init__(self) -> None:
+        self._slimmer = Slimmer()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None]:
+        try:
+            yield
+        finally:
+            self._slimmer.logged(report)
 
 
 def junit_properties(payload: dict[str, Any]) -> list[tuple[str, str]]:

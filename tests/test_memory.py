@@ -160,3 +160,48 @@ def test_a_plan_keeps_nothing_a_result_records() -> None:
     assert turn.expectation == turn.expectation and turn.expectation is not turn.expectation
     assert plan.messages == plan.messages and plan.messages is not plan.messages
     assert "expectation" not in vars(turn) and "messages" not in vars(plan)
+
+
+#: the run's conftest.py: keeps each item's call report, and once its teardown has been
+#: logged writes what the report still carries of the result (worker or not)
+_SLIM_PROBE = '''
+import json, os
+import pytest
+
+CALLS = {}
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        CALLS[report.nodeid] = report
+
+def pytest_runtest_logfinish(nodeid):
+    report = CALLS.pop(nodeid, None)
+    if report is None:
+        return
+    kept = {"agenteval": getattr(report, "agenteval", None),
+            "typed": "_agenteval_item" in vars(report),
+            "wire": "_agenteval_text" in vars(report)}
+    name = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(f"slim-{name}.jsonl", "a") as f:
+        f.write(json.dumps(kept) + "\\n")
+'''
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["single", "xdist"])
+def test_a_logged_item_keeps_only_its_status(project: Callable[..., Path],
+                                             pytester: pytest.Pytester,
+                                             dist: list[str]) -> None:
+    """pytest holds every report till the end: once an item's reports are logged (and,
+    on a worker, sent) its call report keeps only the result's status, on the controller,
+    in the single process and on every worker."""
+    rows = ["cases:"] + [f"  - {{id: S-{i:02d}, request: {{input: 你好{i}}}}}" for i in range(8)]
+    root = project({"s.yaml": "\n".join(rows) + "\n"})
+    (root / "conftest.py").write_text(_SLIM_PROBE, encoding="utf-8")
+    result = pytester.runpytest_subprocess("cases", "-q", "-p", "no:cacheprovider", *dist)
+    result.assert_outcomes(passed=8)
+    seen = [json.loads(line) for f in sorted(root.glob("slim-*.jsonl"))
+            for line in f.read_text().splitlines()]
+    assert len(seen) == (16 if dist else 8)  # under xdist: each worker's, and the controller's
+    assert all(s == {"agenteval": {"status": "passed"}, "typed": False, "wire": False}
+               for s in seen), seen
