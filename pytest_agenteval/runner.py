@@ -196,6 +196,24 @@ class Runner:
             if self.link is not None:
                 self.link.on_stop = self._halt
                 self.link.watch()
+            if self.prefetch.mode == "owned" and len(self._cases) == len(session.items):
+                self._start_owned()
+
+    def _start_owned(self) -> None:
+        """A worker under the owned scheduling starts its own share now, while the other
+        workers are still starting and collecting: the controller sends it exactly these
+        once every worker has collected the same items. Only for a collection of case items
+        alone (it is the same on every worker: nothing else can make xdist abort the run
+        over a different collection), and only when the controller's preflight would pass
+        (else it stops the run before any call)."""
+        try:
+            preflight(self.project, [i.nodeid for i in self._cases or ()])
+        except pytest.UsageError:
+            return  # the controller says so
+        engine = self.engine()
+        if engine is not None:
+            engine.submit_many((it.nodeid, it.plan, it.trial or 0)
+                               for it in self.prefetch.owned(self._cases or []))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item,

@@ -71,9 +71,7 @@ class Prefetch:
         if self.mode == "owned":
             if self._started:
                 return []
-            self._started = True
-            own = [it for k, it in enumerate(items)
-                   if owner_of(k, self.workers) == self.worker_id]
+            own = self.owned(items)
             return own if any(it.nodeid == nodeid for it in own) else []
         if self.mode == "file":
             file = _file_of(nodeid)
@@ -82,6 +80,11 @@ class Prefetch:
             self._files.add(file)
             return [it for it in items if _file_of(it.nodeid) == file]
         return []
+
+    def owned(self, items: Sequence[Any]) -> list[Any]:
+        """This worker's own case items (``owned`` mode), once: nothing later runs ahead."""
+        self._started = True
+        return [it for k, it in enumerate(items) if owner_of(k, self.workers) == self.worker_id]
 
 
 class OwnedScheduling:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from agents import FakeAgent, read_record
@@ -299,3 +301,61 @@ def test_only_a_worker_that_compiles_a_case_file_loads_the_ledger(project, pytes
     else:
         result.assert_outcomes(passed=5, failed=1)  # A-003 says 再见 (see _cases)
         assert loads == _compiled(root)["a.yaml"]  # the one worker that compiled it
+
+
+#: the run's conftest.py: the second worker takes 1.5 s longer to report its collection
+_SLOW_GW1 = '''
+import os, time
+import time
+
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session):
+    if os.environ.get("PYTEST_XDIST_WORKER") == "gw1":
+        time.sleep(1.5)
+        with open("gw1-collected.txt", "w") as f:
+            f.write(repr(time.time()))
+'''
+
+
+def test_a_worker_starts_its_own_share_while_the_others_still_collect(project, pytester,
+                                                                      agent) -> None:
+    """Under the owned scheduling a worker's share is known once it has collected: it
+    starts its conversations then, not when the controller has every collection and sends
+    the items. gw0's calls reach the agent while gw1 is still collecting; every
+    conversation is sent once."""
+    times: list[float] = []
+    enter = agent.enter
+
+    def stamped() -> None:
+        times.append(time.time())
+        enter()
+
+    agent.enter = stamped  # type: ignore[method-assign]
+    root = project({"a.yaml": _cases(20, "A")})
+    (root / "conftest.py").write_text(_SLOW_GW1, encoding="utf-8")
+    result = pytester.runpytest("cases", "-n", "2")
+    result.assert_outcomes(passed=17, failed=3)
+    gw1_collected = float((root / "gw1-collected.txt").read_text())
+    assert min(times) < gw1_collected - 0.5
+    assert set(agent.sends_per_case().values()) == {1}
+
+
+def test_no_share_starts_early_beside_other_tests(project, pytester, agent) -> None:
+    """A collection with Python tests may differ from worker to worker (xdist then stops the
+    run): no conversation starts before the controller has sent the items."""
+    times: list[float] = []
+    enter = agent.enter
+
+    def stamped() -> None:
+        times.append(time.time())
+        enter()
+
+    agent.enter = stamped  # type: ignore[method-assign]
+    root = project({"a.yaml": _cases(20, "A")})
+    (root / "conftest.py").write_text(_SLOW_GW1, encoding="utf-8")
+    pytester.makepyfile(test_other="def test_other():\n    pass\n")
+    result = pytester.runpytest("cases", "test_other.py", "-n", "2")
+    result.assert_outcomes(passed=18, failed=3)
+    assert min(times) > float((root / "gw1-collected.txt").read_text())
