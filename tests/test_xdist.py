@@ -319,12 +319,9 @@ def pytest_collection_finish(session):
 '''
 
 
-def test_a_worker_starts_its_own_share_while_the_others_still_collect(project, pytester,
-                                                                      agent) -> None:
-    """Under the owned scheduling a worker's share is known once it has collected: it
-    starts its conversations then, not when the controller has every collection and sends
-    the items. gw0's calls reach the agent while gw1 is still collecting; every
-    conversation is sent once."""
+@pytest.fixture
+def request_times(agent) -> list[float]:
+    """When each request reached the agent (``time.time()``)."""
     times: list[float] = []
     enter = agent.enter
 
@@ -332,7 +329,17 @@ def test_a_worker_starts_its_own_share_while_the_others_still_collect(project, p
         times.append(time.time())
         enter()
 
-    agent.enter = stamped  # type: ignore[method-assign]
+    agent.enter = stamped
+    return times
+
+
+def test_a_worker_starts_its_own_share_while_the_others_still_collect(
+        project, pytester, agent, request_times) -> None:
+    """Under the owned scheduling a worker's share is known once it has collected: it
+    starts its conversations then, not when the controller has every collection and sends
+    the items. gw0's calls reach the agent while gw1 is still collecting; every
+    conversation is sent once."""
+    times = request_times
     root = project({"a.yaml": _cases(20, "A")})
     (root / "conftest.py").write_text(_SLOW_GW1, encoding="utf-8")
     result = pytester.runpytest("cases", "-n", "2")
@@ -342,17 +349,10 @@ def test_a_worker_starts_its_own_share_while_the_others_still_collect(project, p
     assert set(agent.sends_per_case().values()) == {1}
 
 
-def test_no_share_starts_early_beside_other_tests(project, pytester, agent) -> None:
+def test_no_share_starts_early_beside_other_tests(project, pytester, request_times) -> None:
     """A collection with Python tests may differ from worker to worker (xdist then stops the
     run): no conversation starts before the controller has sent the items."""
-    times: list[float] = []
-    enter = agent.enter
-
-    def stamped() -> None:
-        times.append(time.time())
-        enter()
-
-    agent.enter = stamped  # type: ignore[method-assign]
+    times = request_times
     root = project({"a.yaml": _cases(20, "A")})
     (root / "conftest.py").write_text(_SLOW_GW1, encoding="utf-8")
     pytester.makepyfile(test_other="def test_other():\n    pass\n")
