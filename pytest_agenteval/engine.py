@@ -42,6 +42,7 @@ import concurrent.futures
 import heapq
 import threading
 import time
+from asyncio import events
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -133,6 +134,8 @@ class Engine:
         self._stop_asked = False
         #: conversations started on the loop and not finished (changed by the loop's driver)
         self._in_flight = 0
+        #: another loop that runs in the driving thread, set aside while ours runs (_take)
+        self._aside: asyncio.AbstractEventLoop | None = None
         self._thread = threading.Thread(target=self._keep, name="agenteval-engine",
                                         daemon=True)
         self._adapter: Adapter | None = None
@@ -167,7 +170,12 @@ class Engine:
 
     def _take(self) -> bool:
         """Make this thread the loop's driver (the keeper, if it drives, is stopped first);
-        ``False`` when it already was (a nested call: the outer one gives it back)."""
+        ``False`` when it already was (a nested call: the outer one gives it back).
+
+        A loop of someone else's that runs in this thread — pytest started from a
+        notebook's cell, or from a test that drives a browser with Playwright's sync API —
+        is set aside meanwhile, as a blocking call inside its callback would: it waits, and
+        ours runs (asyncio allows one running loop a thread)."""
         me = threading.get_ident()
         with self._drive:
             if self._driver == me:
@@ -178,9 +186,15 @@ class Engine:
                     self._loop.call_soon_threadsafe(self._loop.stop)
                 self._drive.wait()
             self._driver = me
-            return True
+        self._aside = events._get_running_loop()
+        if self._aside is not None:
+            events._set_running_loop(None)
+        return True
 
     def _give(self) -> None:
+        if self._aside is not None:
+            events._set_running_loop(self._aside)
+            self._aside = None
         with self._drive:
             self._driver = None
             self._idle_since = time.monotonic()
@@ -223,13 +237,11 @@ class Engine:
     def _until(self, aw: Awaitable[T]) -> T:
         """Drive the loop until ``aw`` is done (its driver's part): a stop that someone else
         asked for (a keeper's hand-over, an item's wake-up) ends one pass, not the wait."""
-        fut = asyncio.ensure_future(aw, loop=self._loop)
+        loop = self._loop
+        fut = asyncio.ensure_future(aw, loop=loop)
+        fut.add_done_callback(lambda _: loop.stop())
         while not fut.done():
-            try:
-                self._loop.run_until_complete(fut)
-            except RuntimeError:  # stopped before it was done: go on (if that is what it was)
-                if fut.done() or self._loop.is_closed() or self._loop.is_running():
-                    raise
+            loop.run_forever()
         return fut.result()
 
     async def _start(self, make_adapter: Callable[[], Adapter],

@@ -260,6 +260,31 @@ def test_a_stray_stop_of_the_loop_changes_nothing() -> None:
         engine.close()
 
 
+def test_the_engine_runs_where_another_loop_already_runs() -> None:
+    """pytest started where a loop already runs in the thread (a notebook's cell, a test
+    that drives a browser with Playwright's sync API): the engine's loop runs nested, the
+    other one is set back after each wait."""
+    import asyncio
+
+    async def main() -> list[str]:
+        outer = asyncio.get_running_loop()
+        engine = Engine(lambda: _Adapter(lambda text: "好的"), Taxonomy(), 2)
+        try:
+            engine.submit_many((f"E-{i}", _plan(i), 0) for i in range(6))
+            statuses = [engine.result(f"E-{i}", _plan(i)).status for i in range(6)]
+            assert asyncio.get_running_loop() is outer
+        finally:
+            engine.close()
+        assert asyncio.get_running_loop() is outer
+        return statuses
+
+    got: list[list[str]] = []
+    runner = threading.Thread(target=lambda: got.append(asyncio.run(main())), daemon=True)
+    runner.start()
+    runner.join(30)  # a regression spins or hangs in the thread: fail, do not hang the suite
+    assert got == [["passed"] * 6]
+
+
 class _Never:
     """An adapter of someone's own that ignores ``timeout_s``: its call never ends."""
 
