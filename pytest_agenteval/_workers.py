@@ -38,9 +38,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["WORKERINPUT_KEY", "BlindLink", "ControllerLink", "WorkerLink"]
+__all__ = ["ROOTDIR_KEY", "WORKERINPUT_KEY", "BlindLink", "ControllerLink", "WorkerLink"]
 
 WORKERINPUT_KEY = "agenteval_link"
+#: the controller's rootdir: a worker in the same checkout sees the same files and folders
+ROOTDIR_KEY = "agenteval_rootdir"
 _STOP, _CRASHED, _SENT = "stop", "crashed", "sent-"
 #: how often a worker looks for the controller's stop: well within the promised second
 _WATCH_S = 0.1

@@ -391,8 +391,7 @@ class Engine:
         loop = self._loop
         try:
             if fut.done():  # done ahead: one pass over what is ready, for the others
-                loop.call_soon(loop.stop)
-                loop.run_forever()
+                self._pass()
                 return fut.result()
             # the task's end sets it, on the loop; a cancel from outside the loop stops nothing
             fut.add_done_callback(lambda _: loop.stop() if loop.is_running() else None)
@@ -418,6 +417,21 @@ class Engine:
             self._death = exc
             fut.cancel()
             return self._stopped(plan)
+
+    def step(self) -> None:
+        """One pass of the loop over what is ready: submitted items start, their first
+        requests go out (the keeper goes on with them if nobody else drives the loop)."""
+        taken = self._take()
+        try:
+            if self._death is None:
+                self._pass()
+        finally:
+            if taken:
+                self._give()
+
+    def _pass(self) -> None:
+        self._loop.call_soon(self._loop.stop)
+        self._loop.run_forever()
 
     def _stopped(self, plan: ItemPlan) -> ItemResult:
         why = f": {type(self._death).__name__}: {self._death}" if self._death else ""

@@ -326,9 +326,10 @@ class Dispatch:
             from ._workers import ControllerLink
 
             self.link = ControllerLink()
-        from ._workers import WORKERINPUT_KEY
+        from ._workers import ROOTDIR_KEY, WORKERINPUT_KEY
 
         node.workerinput[WORKERINPUT_KEY] = str(self.link.dir)
+        node.workerinput[ROOTDIR_KEY] = str(node.config.rootpath)
 
     def pytest_keyboard_interrupt(self) -> None:
         """Ctrl-C on the controller alone: the workers stop calling the agent too."""

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .report.digest import Digest
     from .report.record import RunRecorder
 
-__all__ = ["Recorder"]
+__all__ = ["Recorder", "check_reports_dir", "reports_dir"]
 
 
 class Recorder:
@@ -84,12 +84,7 @@ class Recorder:
                    or self.project.config.model.language)
 
     def _reports_dir(self) -> Path:
-        """``--agenteval-reports-dir`` is relative to where pytest was started (like
-        ``--junitxml``); ``paths.reports_dir`` of agenteval.yaml to the rootdir."""
-        explicit: str | None = self.config.getoption("agenteval_reports_dir")
-        if explicit:
-            return Path(self.config.invocation_params.dir) / explicit
-        return self.project.reports_dir
+        return reports_dir(self.config, self.project)
 
     # -- what was collected ------------------------------------------------------------------
 
@@ -113,20 +108,7 @@ class Recorder:
             self.expected = expected  # (a run stopped by the preflight records nothing)
 
     def _check_reports_dir(self) -> None:
-        """A reports folder that cannot be written is a usage error before any agent call
-        (not an INTERNALERROR after the first item, with the calls already paid for)."""
-        import tempfile
-
-        folder = self._reports_dir()
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryFile(dir=folder):
-                pass
-        except OSError as exc:
-            raise pytest.UsageError(
-                f"agenteval: the reports folder {folder} cannot be written "
-                f"({exc.strerror or type(exc).__name__}); fix its permissions, or give "
-                "--agenteval-reports-dir or paths.reports_dir") from None
+        check_reports_dir(self.config, self.project)
 
     # -- what was run ------------------------------------------------------------------------
 
@@ -453,6 +435,32 @@ class Recorder:
             terminalreporter.write_line(line)
         if self.report_path:
             terminalreporter.write_line(f"report: {self.report_path}")
+
+
+def reports_dir(config: pytest.Config, project: Project) -> Path:
+    """Where run folders go: ``--agenteval-reports-dir`` is relative to where pytest was
+    started (like ``--junitxml``); ``paths.reports_dir`` of agenteval.yaml to the rootdir."""
+    explicit: str | None = config.getoption("agenteval_reports_dir")
+    if explicit:
+        return Path(config.invocation_params.dir) / explicit
+    return project.reports_dir
+
+
+def check_reports_dir(config: pytest.Config, project: Project) -> None:
+    """A reports folder that cannot be written is a usage error before any agent call
+    (not an INTERNALERROR after the first item, with the calls already paid for)."""
+    import tempfile
+
+    folder = reports_dir(config, project)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise pytest.UsageError(
+            f"agenteval: the reports folder {folder} cannot be written "
+            f"({exc.strerror or type(exc).__name__}); fix its permissions, or give "
+            "--agenteval-reports-dir or paths.reports_dir") from None
 
 
 class _Fold:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ._stash import WIRE, Slimmer
-from ._workers import WORKERINPUT_KEY, BlindLink, WorkerLink
+from ._workers import ROOTDIR_KEY, WORKERINPUT_KEY, BlindLink, WorkerLink
 from .items import CaseFile, CaseItem, LoadErrorItem
 from .scheduling import Mode, Prefetch
 
@@ -204,16 +204,25 @@ class Runner:
         workers are still starting and collecting: the controller sends it exactly these
         once every worker has collected the same items. Only for a collection of case items
         alone (it is the same on every worker: nothing else can make xdist abort the run
-        over a different collection), and only when the controller's preflight would pass
-        (else it stops the run before any call)."""
+        over a different collection), in the controller's own checkout, and only when none
+        of the controller's checks before the first call would stop the run: its preflight
+        and its reports folder (then it says so), and no ``--agenteval-lint``."""
+        from .recorder import check_reports_dir
+
+        wi = self.config.workerinput  # type: ignore[attr-defined]
+        if wi.get(ROOTDIR_KEY) != str(self.config.rootpath) \
+                or self.config.getoption("agenteval_lint"):
+            return
         try:
             preflight(self.project, [i.nodeid for i in self._cases or ()])
+            check_reports_dir(self.config, self.project)
         except pytest.UsageError:
             return  # the controller says so
         engine = self.engine()
         if engine is not None:
             engine.submit_many((it.nodeid, it.plan, it.trial or 0)
                                for it in self.prefetch.owned(self._cases or []))
+            engine.step()  # the first requests go out now
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item,

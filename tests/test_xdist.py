@@ -359,3 +359,36 @@ def test_no_share_starts_early_beside_other_tests(project, pytester, request_tim
     result = pytester.runpytest("cases", "test_other.py", "-n", "2")
     result.assert_outcomes(passed=18, failed=3)
     assert min(times) > float((root / "gw1-collected.txt").read_text())
+
+
+#: the run's conftest.py: the controller takes 1.5 s over each worker's collection before
+#: its own checks run, so a worker that started its share early would have sent it by then
+_SLOW_CONTROLLER = '''
+import time
+import pytest
+
+@pytest.hookimpl(wrapper=True, optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    time.sleep(1.5)
+    return (yield)
+'''
+
+
+@pytest.mark.parametrize("stopper", ["reports", "lint"])
+def test_no_share_starts_early_when_the_controller_will_stop_the_run(project, pytester, agent,
+                                                                     stopper) -> None:
+    """The controller's checks before the first call (the reports folder, --agenteval-lint)
+    stop the run once it has a worker's collection: a worker whose share would start early
+    makes the same checks first, so nothing reaches the agent."""
+    cases = _cases(6, "A")
+    if stopper == "lint":
+        cases = cases.replace("request: {input: 你好}", "review_status: reviewed\n"
+                              "    request: {input: 你好}", 1)
+    root = project({"a.yaml": cases})
+    (root / "conftest.py").write_text(_SLOW_CONTROLLER, encoding="utf-8")
+    (root / "blocker").write_text("a file, not a folder\n")
+    args = (["--agenteval-reports-dir", "blocker/reports"] if stopper == "reports"
+            else ["--agenteval-lint"])
+    result = pytester.runpytest("cases", "-n", "2", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert agent.requests == []
