@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import aiohttp
+from pydantic_core import to_json
 
 from ..model.config import HttpTarget
 from ..privacy import clip
@@ -57,8 +58,7 @@ class HttpAdapter:
         return out
 
     async def send(self, request: TurnRequest) -> AgentReply:
-        body = self.body(request)
-        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        payload = to_json(self.body(request))  # pydantic's encoder: compact UTF-8 JSON
         headers = {"Content-Type": "application/json", **self.target.headers}
         try:
             async with agent_timeout(self.target.timeout_s), self.session.request(
