@@ -124,7 +124,7 @@ def _cpus(quota: str, period: str) -> int | None:
     return max(1, math.ceil(q / p)) if q > 0 and p > 0 else None
 
 
-def _cases_only(config: Any, case_roots: list[Path]) -> bool:
+def _cases_only(config: Any, case_roots: tuple[Path, ...]) -> bool:
     """Every path the run collects is a case file or lies in a case folder (explicit args,
     else ``testpaths``, as pytest resolved them into ``config.args``)."""
     base = Path(config.invocation_params.dir)
@@ -150,9 +150,10 @@ def fit_workers(config: Any) -> Fit | None:
     auto = asked in ("auto", "logical")
     if getattr(option, "tx", None) or (auto and config.getoption("usepdb", False)):
         return None  # remote or explicit workers; xdist itself turns -n auto off for --pdb
-    rootdir = Path(config.rootpath)
-    roots = [Path(p).resolve() for p in config.getini("agenteval_paths")] or [
-        (rootdir / "cases").resolve()]
+    from .project import resolved_case_roots
+
+    roots = resolved_case_roots(Path(config.rootpath),
+                                [Path(p) for p in config.getini("agenteval_paths")])
     if not _cases_only(config, roots):
         return None
     if auto:

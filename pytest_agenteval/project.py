@@ -74,7 +74,7 @@ class Project:
         privacy = loaded.model.privacy
         self.masker = Masker(privacy.mask, privacy.allow, loaded.secrets)
         self.rules_dir = self._under_root(loaded.model.paths.rules_dir)
-        self.case_roots = tuple(p.resolve() for p in (case_roots or [rootdir / "cases"]))
+        self.case_roots = resolved_case_roots(rootdir, case_roots)
         self.explicit = frozenset(p.resolve() for p in explicit)
         self.repeat = repeat
         self.ids = IdRegistry()
@@ -297,6 +297,11 @@ def load_manifest(path: Path, rootdir: Path | None = None) -> DatasetManifest:
         return validate_at(DatasetManifest, doc.data or {}, doc)
     except (SourceError, MultiSourceError) as exc:
         raise ConfigError(str(exc)) from None
+
+
+def resolved_case_roots(rootdir: Path, configured: Sequence[Path]) -> tuple[Path, ...]:
+    """The case folders: ``agenteval_paths``, else ``cases`` in the rootdir, resolved."""
+    return tuple(p.resolve() for p in (configured or [rootdir / "cases"]))
 
 
 def _explicit_files(config: pytest.Config) -> list[Path]:

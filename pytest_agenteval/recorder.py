@@ -65,7 +65,7 @@ class Recorder:
         if self._writer is None:
             from .report.record import RunRecorder
 
-            self._writer = RunRecorder(self._reports_dir())
+            self._writer = RunRecorder(reports_dir(self.config, self.project))
         return self._writer
 
     @property
@@ -83,9 +83,6 @@ class Recorder:
         return str(self.config.getoption("agenteval_lang", None)
                    or self.project.config.model.language)
 
-    def _reports_dir(self) -> Path:
-        return reports_dir(self.config, self.project)
-
     # -- what was collected ------------------------------------------------------------------
 
     @pytest.hookimpl(trylast=True)
@@ -93,7 +90,7 @@ class Recorder:
         if self.role == "single":
             expected = [i.nodeid for i in session.items if self.project.is_case_nodeid(i.nodeid)]
             if expected and not self.config.option.collectonly:
-                self._check_reports_dir()
+                check_reports_dir(self.config, self.project)
             self.expected = expected  # (a run stopped before any call records nothing)
 
     @pytest.hookimpl(optionalhook=True)
@@ -104,11 +101,8 @@ class Recorder:
                 from .runner import preflight
 
                 preflight(self.project, expected)  # before the first item is sent to a worker
-                self._check_reports_dir()
+                check_reports_dir(self.config, self.project)
             self.expected = expected  # (a run stopped by the preflight records nothing)
-
-    def _check_reports_dir(self) -> None:
-        check_reports_dir(self.config, self.project)
 
     # -- what was run ------------------------------------------------------------------------
 
@@ -172,9 +166,8 @@ class Recorder:
         in from a worker, when there is one; not at all when ``typed`` holds the payload
         typed already and the payload still equals the copy made with it, as without xdist
         when masking changed nothing and no plugin changed the payload), folded into the
-        metrics and
-        the gate's evidence, given to the ``pytest_agenteval_case_result`` hook, and let
-        go. An item reported twice (the run is then incomplete) counts once, as it first
+        metrics and the gate's evidence, given to the ``pytest_agenteval_case_result`` hook,
+        and let go. An item reported twice (the run is then incomplete) counts once, as it first
         came.
         """
         from pydantic import ValidationError
