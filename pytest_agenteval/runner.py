@@ -107,7 +107,11 @@ def _simulated(project: Project, nodeids: Sequence[str]) -> list[str]:
     return out
 
 
-def _freeze_once(cases: list[CaseItem]) -> None:
+#: results between two freezes of what a run keeps (see :meth:`Runner.run`)
+FREEZE_EVERY = 256
+
+
+def _freeze_once(cases: list[CaseItem]) -> bool:
     """Exempt what exists once the items are collected from the cyclic garbage collector.
 
     That is the interpreter's and pytest's objects, pydantic's compiled validators and
@@ -122,11 +126,16 @@ def _freeze_once(cases: list[CaseItem]) -> None:
     after the freeze otherwise — a dict an item for every full collection to walk. What
     the run makes of a plan for each result (a turn's expectation, the initial history)
     is not kept on the plan: it goes with the result.
+
+    Whether it froze: this process then also freezes what the run keeps as it goes
+    (:meth:`Runner.run`).
     """
     if gc.get_freeze_count() == 0:
         for item in cases:
             vars(item)
         gc.freeze()
+        return True
+    return False
 
 
 class Runner:
@@ -140,6 +149,9 @@ class Runner:
         self._engine: Engine | None = None
         self._engine_error: AgentError | None = None
         self._cases: list[CaseItem] | None = None
+        #: this process froze what collection built (then also what the run keeps)
+        self._froze = False
+        self._ran = 0
         self.link = self._link()
         from .report.pytest_html import wants_extras
 
@@ -192,7 +204,7 @@ class Runner:
         if self._cases and not self.config.option.collectonly:
             if self.role == "single":
                 preflight(self.project, [i.nodeid for i in self._cases])
-            _freeze_once(self._cases)
+            self._froze = _freeze_once(self._cases)
             if self.link is not None:
                 self.link.on_stop = self._halt
                 self.link.watch()
@@ -360,7 +372,16 @@ class Runner:
         return Simulator(cfg.model_copy(update={"concurrency": self._shared(cfg.concurrency)}))
 
     def run(self, item: CaseItem) -> ItemResult:
-        """Run (or wait for) ``item``'s conversation; submit what may run ahead first."""
+        """Run (or wait for) ``item``'s conversation; submit what may run ahead first.
+
+        Every :data:`FREEZE_EVERY` results, in the process that froze what collection
+        built, what is alive is frozen too: above all pytest's reports, which it keeps till
+        the end, and which every collection of the older generations walked again (0.07 ms
+        of CPU a case at 10,000 cases; 0.01 ms with the freezes). A freeze is a splice of
+        lists, no walk. Its cost: cycles alive at a freeze that become garbage later (a few
+        conversations in flight) are never collected, a few hundred objects in a
+        10,000-case run.
+        """
         from .pipeline import start_failure
 
         engine = self.engine()
@@ -371,7 +392,11 @@ class Runner:
         cases = self._cases if self._cases is not None else [item]
         ahead = self.prefetch.ahead(item.nodeid, cases)
         engine.submit_many((it.nodeid, it.plan, it.trial or 0) for it in ahead)
-        return engine.result(item.nodeid, item.plan, item.trial or 0)
+        result = engine.result(item.nodeid, item.plan, item.trial or 0)
+        self._ran += 1
+        if self._froze and self._ran % FREEZE_EVERY == 0:
+            gc.freeze()
+        return result
 
     def close(self) -> None:
         """Stop the engine; never raises (a session must finish and write its record)."""

@@ -205,3 +205,41 @@ def test_a_logged_item_keeps_only_its_status(project: Callable[..., Path],
     assert len(seen) == (16 if dist else 8)  # under xdist: each worker's, and the controller's
     assert all(s == {"agenteval": {"status": "passed"}, "typed": False, "wire": False}
                for s in seen), seen
+
+
+#: the run's conftest.py: at the first and the last item's end, how many objects the
+#: collector has frozen and how many it still walks
+_FREEZE_PROBE = '''
+import gc, json
+import pytest
+
+SEEN = []
+
+def pytest_runtest_logfinish(nodeid):
+    SEEN.append(nodeid)
+    if len(SEEN) in (1, int(__import__("os").environ["PROBE_LAST"])):
+        with open("freeze.jsonl", "a") as f:
+            f.write(json.dumps([gc.get_freeze_count(), len(gc.get_objects())]) + "\\n")
+'''
+
+
+def test_what_a_long_run_keeps_is_frozen_as_it_goes(project: Callable[..., Path],
+                                                      pytester: pytest.Pytester,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a run keeps alive (pytest's reports; at the start every submitted item's place
+    in the engine's queue) leaves the collector's walks every FREEZE_EVERY results: at the
+    last item a full collection walks what the last few items made, not the whole run's
+    (without it, more at the end than at the first item)."""
+    from pytest_agenteval.runner import FREEZE_EVERY
+
+    n = 3 * FREEZE_EVERY + 10
+    rows = ["cases:"] + [f"  - {{id: F-{i:04d}, request: {{input: 你好{i}}}}}" for i in range(n)]
+    root = project({"f.yaml": "\n".join(rows) + "\n"})
+    (root / "conftest.py").write_text(_FREEZE_PROBE, encoding="utf-8")
+    monkeypatch.setenv("PROBE_LAST", str(n))
+    result = pytester.runpytest_subprocess("cases", "-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=n)
+    (first_frozen, first_walked), (last_frozen, last_walked) = [
+        json.loads(line) for line in (root / "freeze.jsonl").read_text().splitlines()]
+    assert last_frozen > first_frozen
+    assert last_walked < min(first_walked / 4, 20 * FREEZE_EVERY), (first_walked, last_walked)
