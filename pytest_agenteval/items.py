@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,6 +85,11 @@ class LoadErrorItem(_VerdictItem):
 
 class CaseFile(pytest.File):
     """A YAML file of cases and scenarios."""
+
+    @functools.cached_property
+    def relfspath(self) -> str:
+        """Its path as pytest's item locations give it (relative to the rootdir)."""
+        return self.session._node_location_to_relpath(Path(os.path.abspath(self.path)))
 
     def collect(self) -> Iterator[pytest.Item]:
         project = get_project(self.config)
@@ -170,6 +176,15 @@ class CaseItem(_VerdictItem):
         trials = self.trials if self.trial is not None else None
         return {"nodeid": self.nodeid, "file": self.file, "line": self.line,
                 "trial": self.trial, "trials": trials}
+
+    @functools.cached_property
+    def location(self) -> tuple[str, int | None, str]:
+        """pytest's ``(relfspath, lineno, testname)``, the relative path found once per
+        file and not once per item (an absolute path and its lookup, for each of 10,000)."""
+        if not isinstance(self.parent, CaseFile):
+            return pytest.Item.location.func(self)  # type: ignore[attr-defined]
+        _, line, name = self.reportinfo()
+        return self.parent.relfspath, line, name
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = None if self.line is None else self.line - 1

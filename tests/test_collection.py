@@ -321,3 +321,36 @@ def test_the_collector_is_paused_while_cases_are_collected_and_restored(project,
     pytester.makeconftest(GC_SEEN)
     pytester.runpytest("cases", "--collect-only", "-q")
     assert (pytester.path / "gc.txt").read_text() == "[False] True"
+
+
+_LOCATIONS = '''
+import json
+import pytest
+
+def pytest_collection_finish(session):
+    rows = [[list(item.location), list(pytest.Item.location.func(item))]
+            for item in session.items]
+    with open(session.config.rootpath / "locations.json", "w") as f:
+        json.dump(rows, f)
+'''
+
+
+def test_an_items_location_is_pytests_own(project, pytester: pytest.Pytester,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case item's location (the relative path found once per file) is what pytest's
+    own would be: in a nested folder, with a title, and run from another directory."""
+    import json
+
+    root = project({"single/a.yaml": TWO_CASES, "b.yaml": "cases:\n  - {id: B-1, request: "
+                                                        "{input: 你好}}\n"})
+    (root / "conftest.py").write_text(_LOCATIONS, encoding="utf-8")
+    monkeypatch.chdir(root / "cases" / "single")
+    result = pytester.runpytest_subprocess("--collect-only", "-q", f"--rootdir={root}",
+                                           str(root / "cases"), "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()
+    rows = json.loads((root / "locations.json").read_text())
+    assert len(rows) == 4
+    assert all(ours == pytests for ours, pytests in rows), rows
+    assert {tuple(ours[:2]) for ours, _ in rows} == {
+        ("cases/b.yaml", 1), ("cases/single/a.yaml", 6), ("cases/single/a.yaml", 11),
+        ("cases/single/a.yaml", 17)}
