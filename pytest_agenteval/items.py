@@ -182,7 +182,7 @@ class CaseItem(_VerdictItem):
         """pytest's ``(relfspath, lineno, testname)``, the relative path found once per
         file and not once per item (an absolute path and its lookup, for each of 10,000)."""
         if not isinstance(self.parent, CaseFile):
-            return pytest.Item.location.func(self)  # type: ignore[attr-defined]
+            return pytest.Item.location.func(self)  # type: ignore[attr-defined,no-any-return]
         _, line, name = self.reportinfo()
         return self.parent.relfspath, line, name
 
