@@ -135,7 +135,8 @@ def _other_targets(rows: list[dict[str, Any]], marginal: list[dict[str, Any]],
         if m["mode"] != "pytest" and m["runner"] != "bare client" \
                 and not m["runner"].endswith("asked"):
             name = f"{_MODE[m['mode']]}: harness CPU ≤ 1 ms per case, marginal"
-            yield f"{name}: " + _target(out, name, m["runner"], m["cpu_ms"], 1.0, " ms")
+            yield f"{name}: " + _target(out, name, m["runner"], m["cpu_ms"], 1.0, " ms") \
+                + _shares(m, marginal)
     for r in rows:
         if r["size"] == top and r["runner"] == "-n 0":
             name = f"{_MODE[r['mode']]}: peak RSS ≤ 300 MB at {top:,}, no xdist"
@@ -163,6 +164,22 @@ def _other_targets(rows: list[dict[str, Any]], marginal: list[dict[str, Any]],
             yield (f"{name}: " + _target(out, name, "-n 8 / -n 0", r["wall"] / base["wall"],
                                          _SAME_WALL, "×")
                    + f" ({r['wall']:.2f} s vs {base['wall']:.2f} s{how})")
+
+
+def _shares(m: dict[str, Any], marginal: list[dict[str, Any]]) -> str:
+    """What of a ``-n 0`` run's marginal CPU is pytest's own (its no-op items), what the
+    calls' own (the bare client's), and what is left: the plugin's. (Not for ``-n``: a
+    fitted run of case items is one process where pytest's no-op items start workers.)"""
+    if m["runner"] != "-n 0":
+        return ""
+    tax = next((x["cpu_ms"] for x in marginal
+                if x["mode"] == "pytest" and x["runner"] == m["runner"]), None)
+    calls = next((x["cpu_ms"] for x in marginal
+                  if x["mode"] == m["mode"] and x["runner"] == "bare client"), None)
+    if tax is None or calls is None:
+        return ""
+    return (f" (pytest's own no-op items {tax:.2f} + the bare client's calls {calls:.2f} "
+            f"+ the plugin's own {m['cpu_ms'] - tax - calls:.2f})")
 
 
 def print_targets(args: argparse.Namespace, rows: list[dict[str, Any]],
