@@ -10,7 +10,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 
-__all__ = ["paused", "spare_the_exit"]
+__all__ = ["YOUNG", "paused", "restore", "roomier", "spare_the_exit"]
+
+#: the youngest generation's threshold while a process runs case items (Python's is 700)
+YOUNG = 10_000
 
 
 @contextmanager
@@ -49,3 +52,31 @@ def spare_the_exit() -> None:
     """
     if not sys.flags.dev_mode:
         atexit.register(gc.freeze)
+
+
+def roomier() -> tuple[int, int, int] | None:
+    """Collect the youngest generation every :data:`YOUNG` allocations, not every 700,
+    while case items run; what it was, to :func:`restore`, or ``None`` if left alone.
+
+    A conversation's objects (its task, the HTTP exchange, the turn's result as it is
+    built) live for the agent's latency, 100 ms and more, with 64 of them in flight: at
+    700 allocations a collection comes every few milliseconds and walks each of them at
+    least once (and again in the next generation) before they die of their reference
+    counts. At 10,000, most die before any collection: in a 10,000-case run the
+    collector's CPU went from 0.45–0.55 s to 0.05 s. Garbage in cycles waits at most
+    10,000 allocations for its collection, as it waited 700: a few megabytes at most.
+    Left alone where the threshold is 0 (collection off) or already higher, and in
+    development mode.
+    """
+    was = gc.get_threshold()
+    if sys.flags.dev_mode or not 0 < was[0] < YOUNG:
+        return None
+    gc.set_threshold(YOUNG, *was[1:])
+    return was
+
+
+def restore(was: tuple[int, int, int] | None) -> None:
+    """The threshold :func:`roomier` changed, back as it was (unless someone changed it
+    meanwhile)."""
+    if was is not None and gc.get_threshold()[0] == YOUNG:
+        gc.set_threshold(*was)

@@ -149,8 +149,10 @@ class Runner:
         self._engine: Engine | None = None
         self._engine_error: AgentError | None = None
         self._cases: list[CaseItem] | None = None
-        #: this process froze what collection built (then also what the run keeps)
+        #: this process froze what collection built (then also what the run keeps, and the
+        #: collector's youngest generation has more room while items run: what it was)
         self._froze = False
+        self._threshold: tuple[int, int, int] | None = None
         self._ran = 0
         self.link = self._link()
         from .report.pytest_html import wants_extras
@@ -205,6 +207,10 @@ class Runner:
             if self.role == "single":
                 preflight(self.project, [i.nodeid for i in self._cases])
             self._froze = _freeze_once(self._cases)
+            if self._froze:
+                from ._gc import roomier
+
+                self._threshold = roomier()
             if self.link is not None:
                 self.link.on_stop = self._halt
                 self.link.watch()
@@ -400,6 +406,10 @@ class Runner:
 
     def close(self) -> None:
         """Stop the engine; never raises (a session must finish and write its record)."""
+        from ._gc import restore
+
+        restore(self._threshold)
+        self._threshold = None
         engine, self._engine = self._engine, None
         try:
             if engine is not None:

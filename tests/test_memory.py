@@ -219,7 +219,13 @@ def pytest_runtest_logfinish(nodeid):
     SEEN.append(nodeid)
     if len(SEEN) in (1, int(__import__("os").environ["PROBE_LAST"])):
         with open("freeze.jsonl", "a") as f:
-            f.write(json.dumps([gc.get_freeze_count(), len(gc.get_objects())]) + "\\n")
+            f.write(json.dumps([gc.get_freeze_count(), len(gc.get_objects()),
+                                gc.get_threshold()[0]]) + "\\n")
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure():
+    with open("threshold.txt", "w") as f:
+        f.write(str(gc.get_threshold()[0]))
 '''
 
 
@@ -230,6 +236,9 @@ def test_what_a_long_run_keeps_is_frozen_as_it_goes(project: Callable[..., Path]
     in the engine's queue) leaves the collector's walks every FREEZE_EVERY results: at the
     last item a full collection walks what the last few items made, not the whole run's
     (without it, more at the end than at the first item)."""
+    import gc
+
+    from pytest_agenteval._gc import YOUNG
     from pytest_agenteval.runner import FREEZE_EVERY
 
     n = 3 * FREEZE_EVERY + 10
@@ -239,7 +248,9 @@ def test_what_a_long_run_keeps_is_frozen_as_it_goes(project: Callable[..., Path]
     monkeypatch.setenv("PROBE_LAST", str(n))
     result = pytester.runpytest_subprocess("cases", "-q", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=n)
-    (first_frozen, first_walked), (last_frozen, last_walked) = [
+    (first_frozen, first_walked, young), (last_frozen, last_walked, _) = [
         json.loads(line) for line in (root / "freeze.jsonl").read_text().splitlines()]
+    assert young == YOUNG  # while items run (see _gc.roomier), and Python's after
+    assert (root / "threshold.txt").read_text() == str(gc.get_threshold()[0]) == "700"
     assert last_frozen > first_frozen
     assert last_walked < min(first_walked / 4, 20 * FREEZE_EVERY), (first_walked, last_walked)
