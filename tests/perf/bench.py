@@ -40,8 +40,10 @@ Per row (the median of ``--repeat`` runs, each number on its own):
   fails the benchmark).
 
 Then the marginal CPU per item between the smallest and largest N, and the
-targets of issue 12, each met or not. Bytecode is cached in a private folder
-(``PYTHONPYCACHEPREFIX``, outside the repository) as on a user's machine, and one
+targets of issue 12, each met or not (the harness-CPU line splits the ``-n 0``
+marginal: pytest's own no-op items, the bare client's calls, the plugin's own).
+Bytecode is cached in a private folder (``PYTHONPYCACHEPREFIX``, outside the
+repository) as on a user's machine, and one
 untimed run per mode warms it first. The code measured is a snapshot taken at the
 start (``--code head``: the last commit, by default; ``worktree``: the files as they
 are), put first on the runs' ``PYTHONPATH``, so that edits made while the benchmark
