@@ -56,7 +56,8 @@ def spare_the_exit() -> None:
 
 def roomier() -> tuple[int, int, int] | None:
     """Collect the youngest generation every :data:`YOUNG` allocations, not every 700,
-    while case items run; what it was, to :func:`restore`, or ``None`` if left alone.
+    while case items run (in a run of case items alone: the user's own tests keep
+    Python's); what it was, to :func:`restore`, or ``None`` if left alone.
 
     A conversation's objects (its task, the HTTP exchange, the turn's result as it is
     built) live for the agent's latency, 100 ms and more, with 64 of them in flight: at
