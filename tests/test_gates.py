@@ -227,7 +227,7 @@ def test_an_all_error_run_blocks_and_exits_non_zero_under_gate_mode(standalone, 
                                  "  - nothing was evaluated: 3 of 3 items are ERRORs",
                                  "  - error rate 100.0% *"])
     result.stdout.fnmatch_lines(["agent: 3 calls, 3 errors {'connection': 3}*",
-                                 "  3 × connection: ClientConnectorError: *(OK-1, OK-2, BYE-1)"])
+                                 "  3 × connection: cannot connect to *(OK-1, OK-2, BYE-1)"])
     xml = (pytester.path / "junit.xml").read_text(encoding="utf-8")
     assert '<property name="agenteval_gate" value="BLOCK" />' in xml
     assert ('<property name="agenteval_gate_reason" value="nothing was evaluated: 3 of 3 '
