@@ -115,18 +115,25 @@ class _Conn(asyncio.Protocol):
         return (not self.eof and self.transport is not None
                 and not self.transport.is_closing() and not self.buf)
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
+        """Close it (``abort``: at once, without TLS's closing handshake, whose passes of the
+        loop an ending run does not wait for)."""
         self.eof = True
         if self.transport is not None:
-            self.transport.close()
+            if abort:
+                self.transport.abort()
+            else:
+                self.transport.close()
 
 
 class Wire:
     """A pool of keep-alive connections per origin; every method runs on one loop."""
 
-    def __init__(self, *, user_agent: str = _USER_AGENT) -> None:
+    def __init__(self, *, user_agent: str = _USER_AGENT,
+                 tls: ssl.SSLContext | None = None) -> None:
         self._idle: dict[tuple[str, str, int], list[_Conn]] = {}
-        self._tls: ssl.SSLContext | None = None
+        #: for ``https``: the system's certificates unless given (made at the first use)
+        self._tls = tls
         self._user_agent = user_agent
         self._closed = False
 
@@ -224,7 +231,12 @@ class Wire:
         try:
             _, conn = await loop.create_connection(lambda: _Conn(loop), host, port, ssl=tls,
                                                    server_hostname=host if tls else None)
+        except ssl.SSLCertVerificationError as exc:
+            await _settle()
+            raise WireError(f"cannot connect to {host}:{port}: TLS: certificate verify "
+                            f"failed: {exc.verify_message}") from None
         except ssl.SSLError as exc:
+            await _settle()
             raise WireError(f"cannot connect to {host}:{port}: TLS: "
                             f"{exc.reason or exc}") from None
         except OSError as exc:  # refused, unreachable, no such host
@@ -233,11 +245,23 @@ class Wire:
         return conn
 
     async def aclose(self) -> None:
+        """Close the idle connections (one pass of the loop lets their sockets go, before
+        a loop that is ending leaves them to the garbage collector's warnings)."""
         self._closed = True
-        for conns in self._idle.values():
-            for conn in conns:
-                conn.close()
+        closing = [conn for conns in self._idle.values() for conn in conns]
         self._idle.clear()
+        for conn in closing:
+            conn.close(abort=True)
+        if closing:
+            await _settle()
+
+
+async def _settle() -> None:
+    """Two passes of the loop: a transport closed (or whose TLS handshake failed) closes its
+    socket in them (asyncio closes it by callbacks), before a loop that ends leaves it to
+    the garbage collector's ``ResourceWarning``."""
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
 
 
 async def _read(conn: _Conn, method: str) -> tuple[Reply, bool]:
