@@ -302,3 +302,14 @@ def test_a_header_with_a_line_break_is_refused(serve) -> None:
     with pytest.raises(WireError, match="the header 'X-Evil' holds a line break"):
         run(lambda w: w.request("GET", server.url(), None, {"X-Evil": "a\r\nX-Injected: 1"}))
     assert server.requests == []
+
+
+def test_a_redirect_to_another_origin_goes_without_the_authorization(serve) -> None:
+    other = serve(lambda req: (ok(), False))
+    first = serve(lambda req: ([f"HTTP/1.1 307 Moved\r\nLocation: {other.url('/x')}\r\n"
+                                f"Content-Length: 0\r\n\r\n".encode()], False))
+    run(lambda w: w.request("POST", first.url(), b"{}", {"Authorization": "Bearer k",
+                                                         "X-Trace": "1"}))
+    assert first.requests[0].headers["authorization"] == "Bearer k"
+    moved = other.requests[0].headers
+    assert "authorization" not in moved and moved["x-trace"] == "1"

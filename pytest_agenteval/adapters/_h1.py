@@ -139,7 +139,9 @@ class Wire:
 
     async def request(self, method: str, url: str, body: bytes | None,
                       headers: Mapping[str, str]) -> Reply:
-        """Send one request (following redirects); its final reply."""
+        """Send one request (following redirects); its final reply. A redirect to another
+        origin goes without the ``Authorization`` header, as aiohttp's does."""
+        origin = _origin(url)
         for _ in range(MAX_REDIRECTS + 1):
             reply = await self._once(method, url, body, headers)
             location = reply.headers.get("location")
@@ -149,6 +151,8 @@ class Wire:
             if (reply.status == 303 and method != "HEAD") or \
                     (reply.status in (301, 302) and method == "POST"):
                 method, body = "GET", None
+            if _origin(url) != origin:
+                headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
         raise WireError(f"too many redirects (more than {MAX_REDIRECTS}), the last to {url}")
 
     async def _once(self, method: str, url: str, body: bytes | None,
@@ -254,6 +258,11 @@ class Wire:
             conn.close(abort=True)
         if closing:
             await _settle()
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
 
 
 async def _settle() -> None:
