@@ -3,9 +3,9 @@
 The ``http`` adapter makes one request per turn, and on the machine that runs the
 evaluation the request's CPU is the run's: aiohttp's request machinery (its URL,
 header and cookie handling, request and response objects, tracing hooks, connector)
-cost 0.30-0.38 ms of CPU a request against the benchmark's agent, a minimal client on
-an ``asyncio.Protocol`` 0.10-0.11 ms (docs/performance.md). This is that client, with
-what an agent's endpoint may do:
+cost 0.42-0.55 ms of CPU a request against a local agent, this client 0.25-0.32 ms in
+the same hour, a bare ``asyncio.Protocol`` exchange 0.15-0.21 ms (docs/performance.md).
+It does what an agent's endpoint may ask of it:
 
 - ``http`` and ``https`` (the system's certificates, as aiohttp's default), the port,
   the path and the query of the URL; no proxy (the adapter never used one);

@@ -1,9 +1,9 @@
 """The ``http`` adapter: a JSON API described by a request template and a response map.
 
 It speaks HTTP/1.1 through :mod:`._h1`, a client on asyncio's own transports: the
-engine shares one core with pytest itself, and a request costs a third of the CPU it
-costs through aiohttp (0.10 against 0.30-0.38 ms; httpx took 2.2 ms), see
-docs/performance.md.
+engine shares one core with pytest itself, and a request costs about half the CPU it
+costs through aiohttp (0.25-0.32 against 0.42-0.55 ms measured alone in one hour;
+httpx took 2.2 ms), see docs/performance.md.
 """
 
 from __future__ import annotations

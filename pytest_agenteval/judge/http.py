@@ -13,7 +13,7 @@ every process. What the SDK did that users rely on is kept here:
 - proxies come from ``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY`` (never for a loopback
   endpoint), certificates from ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else certifi's;
 - without a proxy the calls go through the agent adapter's HTTP/1.1 client
-  (:mod:`..adapters._h1`, a third of aiohttp's CPU a call); through a proxy, aiohttp's;
+  (:mod:`..adapters._h1`, about half of aiohttp's CPU a call); through a proxy, aiohttp's;
 - an error's body is the provider's ``error`` object when it sends one.
 
 The key never leaves the ``Authorization`` header: a provider that echoes it in an error
