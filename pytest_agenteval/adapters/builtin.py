@@ -40,14 +40,13 @@ def builtin_http_target(url: str, builtin: BuiltinTarget) -> HttpTarget:
 class BuiltinAdapter:
     """Starts the reference agent, then speaks to it through the real ``http`` adapter."""
 
-    def __init__(self, target: BuiltinTarget, limits: int) -> None:
+    def __init__(self, target: BuiltinTarget) -> None:
         from ..demo.server import DemoServer
-        from .http import HttpAdapter, make_session
+        from .http import HttpAdapter
 
         self.server = DemoServer(latency_ms=target.latency_ms,
                                  fixed=frozenset(target.fixed_defects)).start()
-        self.http = HttpAdapter(builtin_http_target(self.server.url, target),
-                                make_session(limits))
+        self.http = HttpAdapter(builtin_http_target(self.server.url, target))
 
     async def send(self, request: Any) -> Any:
         return await self.http.send(request)

@@ -16,9 +16,9 @@ __all__: list[str] = []
 @adapter("http", options=HttpTarget)
 def _http(target: HttpTarget, context: AdapterContext) -> Adapter:
     """An agent behind an HTTP JSON API: request template in, response map out."""
-    from .http import HttpAdapter, make_session
+    from .http import HttpAdapter
 
-    return HttpAdapter(target, make_session(context.concurrency))
+    return HttpAdapter(target)
 
 
 @adapter("builtin", options=BuiltinTarget)
@@ -26,7 +26,7 @@ def _builtin(target: BuiltinTarget, context: AdapterContext) -> Adapter:
     """The reference agent that ships with the package, on a loopback port, over real HTTP."""
     from .builtin import BuiltinAdapter
 
-    return BuiltinAdapter(target, context.concurrency)
+    return BuiltinAdapter(target)
 
 
 @adapter("python", options=PythonTarget)

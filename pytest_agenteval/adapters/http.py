@@ -9,7 +9,7 @@ httpx took 2.2 ms), see docs/performance.md.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic_core import to_json
 
@@ -20,10 +20,7 @@ from ._h1 import Wire, WireError
 from ._template import MISSING, closest_path, dig, render
 from .base import AgentError, AgentReply, TurnRequest, scalar_code
 
-if TYPE_CHECKING:
-    import aiohttp
-
-__all__ = ["HttpAdapter", "make_session"]
+__all__ = ["HttpAdapter"]
 
 _SNIPPET = 300
 #: the optional ``response_map`` paths: read when configured, ``None`` when absent
@@ -36,9 +33,11 @@ _JSON_KIND = {int: "a number", float: "a number", bool: "true or false", list: "
 class HttpAdapter:
     """Calls the agent once per turn (retries are the engine's, see adapters.Retrying)."""
 
-    def __init__(self, target: HttpTarget, session: Wire) -> None:
+    def __init__(self, target: HttpTarget) -> None:
         self.target = target
-        self.session = session
+        #: its keep-alive connections: as many as requests in flight, which the engine
+        #: bounds to this process's share of ``concurrency``
+        self.wire = Wire()
         self._headers = {"Content-Type": "application/json", **target.headers}
         #: an optional path missing from a reply → the reply's closest path, looked up on the
         #: first such reply only (a typo misses in every turn; the lookup walks the reply)
@@ -62,8 +61,8 @@ class HttpAdapter:
         payload = to_json(self.body(request))  # pydantic's encoder: compact UTF-8 JSON
         try:  # the agent's timeout: the loop's stalls excluded (see _clock)
             async with agent_timeout(self.target.timeout_s):
-                reply = await self.session.request(self.target.method, self.target.url,
-                                                   payload, self._headers)
+                reply = await self.wire.request(self.target.method, self.target.url,
+                                                payload, self._headers)
         except TimeoutError:
             raise AgentError("timeout", f"no reply within {self.target.timeout_s:g} s") from None
         except WireError as exc:
@@ -117,30 +116,10 @@ class HttpAdapter:
         )
 
     async def aclose(self) -> None:
-        await self.session.aclose()
+        await self.wire.aclose()
 
 
 def _text(value: Any) -> str | None:
     if value is None or value == "":
         return None
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def make_session(max_connections: int) -> Wire:
-    """The connections an HTTP adapter uses (as many as requests in flight, which the
-    engine bounds to ``max_connections``)."""
-    return Wire()
-
-
-def _connection_detail(exc: aiohttp.ClientError) -> str:
-    """The failure in words; aiohttp's payload errors carry a number that reads like a status
-    (the judge's client is aiohttp's)."""
-    import aiohttp
-
-    name = type(exc).__name__
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return (f"the reply's body was cut short or malformed ({name}); the connection broke "
-                "while the body was being read")
-    if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return f"the server closed the connection before replying ({name})"
-    return f"{name}: {exc}"

@@ -30,13 +30,12 @@ from urllib.parse import urlsplit
 from pydantic_core import to_json
 
 from .. import __version__
+from ..adapters._h1 import Wire, WireError
 
 if TYPE_CHECKING:
     import ssl
 
     import aiohttp
-
-    from ..adapters._h1 import Wire
 
 __all__ = ["BadReply", "Endpoint", "StatusError", "Unreachable", "base_url"]
 
@@ -82,17 +81,16 @@ class Endpoint:
         self._session: aiohttp.ClientSession | None = None
         self._wire: Wire | None = None
 
-    def _open(self) -> aiohttp.ClientSession | Wire:
+    def _open(self) -> None:
+        """Our HTTP/1.1 client where no proxy applies, aiohttp's session through one."""
         parts = urlsplit(self.base)
         host = parts.hostname or ""
         loopback = host in _LOOPBACK or host.startswith("127.")
         https = self.base.startswith("https:")
         if loopback or not _proxied(parts.scheme, host):
-            from ..adapters._h1 import Wire
-
             self._wire = Wire(user_agent=self._headers["User-Agent"],
                               tls=_tls() if https else None)
-            return self._wire
+            return
         import aiohttp
 
         tls: ssl.SSLContext | bool = _tls() if https else True
@@ -101,22 +99,20 @@ class Endpoint:
         self._session = aiohttp.ClientSession(
             connector=connector, trust_env=True,
             timeout=aiohttp.ClientTimeout(total=None))  # the caller's asyncio.timeout rules
-        return self._session
 
     async def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST ``body`` to ``base + path``; the reply's JSON object."""
-        client = self._wire or self._session or self._open()
+        if self._wire is None and self._session is None:
+            self._open()
         data = to_json(body)  # pydantic's encoder: a sixth of the json module's time here
         if self._wire is not None:
-            from ..adapters._h1 import WireError
-
             try:
                 reply = await self._wire.request("POST", self.base + path, data, self._headers)
             except WireError as exc:
                 raise Unreachable(self._scrub(str(exc))) from None
             status, headers, raw = reply.status, reply.headers, reply.body
         else:
-            status, headers, raw = await self._aiohttp_post(client, path, data)
+            status, headers, raw = await self._aiohttp_post(path, data)
         if not 200 <= status < 300:
             raise StatusError(status, self._scrub(_error_text(raw)), headers)
         try:
@@ -129,17 +125,15 @@ class Endpoint:
                                        f"object: {text!r}"))
         return got
 
-    async def _aiohttp_post(self, session: Any, path: str,
-                            data: bytes) -> tuple[int, Any, bytes]:
+    async def _aiohttp_post(self, path: str, data: bytes) -> tuple[int, Any, bytes]:
         import aiohttp
 
+        assert self._session is not None
         try:
-            async with session.post(self.base + path, data=data,
-                                    headers=self._headers) as response:
+            async with self._session.post(self.base + path, data=data,
+                                          headers=self._headers) as response:
                 return response.status, response.headers, await response.read()
         except aiohttp.ClientError as exc:
-            from ..adapters.http import _connection_detail
-
             raise Unreachable(self._scrub(_connection_detail(exc))) from None
 
     def _scrub(self, text: str) -> str:
@@ -160,6 +154,20 @@ def _proxied(scheme: str, host: str) -> bool:
     from urllib.request import getproxies, proxy_bypass
 
     return bool(getproxies().get(scheme.lower())) and not proxy_bypass(host)
+
+
+def _connection_detail(exc: aiohttp.ClientError) -> str:
+    """The failure in words; aiohttp's payload errors carry a number that reads like a
+    status."""
+    import aiohttp
+
+    name = type(exc).__name__
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return (f"the reply's body was cut short or malformed ({name}); the connection broke "
+                "while the body was being read")
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return f"the server closed the connection before replying ({name})"
+    return f"{name}: {exc}"
 
 
 def _error_text(raw: bytes) -> str:
