@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import _protocol
 from ._stash import WIRE, Slimmer
 from ._workers import ROOTDIR_KEY, WORKERINPUT_KEY, BlindLink, WorkerLink
 from .items import CaseFile, CaseItem, LoadErrorItem
@@ -153,6 +154,8 @@ class Runner:
         #: collector's youngest generation has more room while items run: what it was)
         self._froze = False
         self._threshold: tuple[int, int, int] | None = None
+        #: case items run without pytest's phase hooks (:mod:`._protocol`)
+        self._lean = False
         self._ran = 0
         self.link = self._link()
         from .report.pytest_html import wants_extras
@@ -211,6 +214,8 @@ class Runner:
                 from ._gc import roomier  # test of the user's runs with another threshold
 
                 self._threshold = roomier()
+            if len(self._cases) == len(session.items):
+                self._lean = _protocol.eligible(session, self)
             if self.link is not None:
                 self.link.on_stop = self._halt
                 self.link.watch()
@@ -241,6 +246,12 @@ class Runner:
             engine.submit_many((it.nodeid, it.plan, it.trial or 0)
                                for it in self.prefetch.owned(self._cases or []))
             engine.step()  # the first requests go out now
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        if self._lean and isinstance(item, CaseItem) and not _protocol.marked(item):
+            return _protocol.run(item, nextitem)
+        return None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item,

@@ -138,3 +138,99 @@ def test_the_plugins_modules_are_not_assertion_rewritten(project, pytester) -> N
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*def test_plain():*", "*assert False*"])
     assert "already imported" not in result.stdout.str() + result.stderr.str()
+
+
+SEEN = """\
+import json
+import os
+
+SEEN = []
+
+
+def pytest_runtest_logstart(nodeid, location):
+    SEEN.append(["start", nodeid, list(location)])
+
+
+def pytest_runtest_makereport(item, call):
+    SEEN.append(["make", item.nodeid, call.when, call.excinfo is not None])
+
+
+def pytest_runtest_logreport(report):
+    SEEN.append(["report", report.nodeid, report.when, report.outcome,
+                 str(report.longrepr).splitlines()[0] if report.longrepr else None,
+                 sorted(report.keywords),
+                 [list(p) for p in report.user_properties if p[0] != "agenteval_latency_ms"],
+                 list(report.location), report.sections, report.duration >= 0,
+                 current if "a.yaml" in (current := os.environ.get("PYTEST_CURRENT_TEST", ""))
+                 else None])  # (in-process, the outer test's is there)
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    SEEN.append(["finish", nodeid])
+
+
+def pytest_sessionfinish(session):
+    with open("seen.json", "w", encoding="utf-8") as f:
+        json.dump(SEEN, f)
+"""
+
+#: a phase hook of a conftest's: pytest's own protocol runs every item
+PHASE_HOOK = "\n\ndef pytest_runtest_teardown(item):\n    pass\n"
+
+THREE = CASES + "  - {id: C-ERR, request: {input: __500__}}\n"  # the agent fails: ERROR
+
+
+def _seen(pytester: pytest.Pytester, conftest: str, *args: str) -> list[list[object]]:
+    import json
+
+    pytester.makeconftest(conftest)
+    pytester.runpytest("cases", "-p", "no:cacheprovider", "--junitxml=j.xml", *args)
+    seen: list[list[object]] = json.loads((pytester.path / "seen.json").read_text("utf-8"))
+    return seen
+
+
+@pytest.mark.parametrize("stop", [[], ["-x"]], ids=["all", "exitfirst"])
+def test_a_case_item_reports_as_under_pytests_protocol_without_its_phase_hooks(
+        project, pytester, stop) -> None:
+    """In a run of case items alone, with no phase hook beyond pytest's own, a case item
+    runs without the phase hooks (``_protocol``): the same hooks see the same reports in
+    the same order as under pytest's protocol, which runs once a conftest has a phase
+    hook. Only ``PYTEST_CURRENT_TEST`` is not set."""
+    project({"a.yaml": THREE})
+    lean = _seen(pytester, SEEN, *stop)
+    full = _seen(pytester, SEEN + PHASE_HOOK, *stop)
+    current = [(row[2], row[-1]) for row in full if row[0] == "report"]
+    assert ("call", "cases/a.yaml::C-OK (call)") in current  # pytest's protocol ran here
+    assert all(row[-1] is None for row in lean if row[0] == "report")  # and not there
+    strip = [[*row[:-1]] if row[0] == "report" else row for row in lean]
+    assert strip == [[*row[:-1]] if row[0] == "report" else row for row in full]
+    outcomes = [(row[1].split("::")[1], row[2], row[3]) for row in lean if row[0] == "report"]
+    if stop:
+        assert [o for o in outcomes if o[1] == "call"] == [("C-OK", "call", "passed"),
+                                                           ("C-FAIL", "call", "failed")]
+    else:
+        assert outcomes == [(n, w, "failed" if n != "C-OK" and w == "call" else "passed")
+                            for n in ("C-OK", "C-FAIL", "C-ERR")
+                            for w in ("setup", "call", "teardown")]
+
+
+PROTOCOL = """\
+RAN = []
+
+
+def pytest_runtest_protocol(item, nextitem):  # another protocol, as pytest-rerunfailures'
+    RAN.append(item.name)
+
+
+def pytest_sessionfinish(session):
+    with open("protocol.txt", "w", encoding="utf-8") as f:
+        f.write(" ".join(sorted(RAN)))
+"""
+
+
+def test_another_plugins_protocol_still_sees_every_case_item(project, pytester) -> None:
+    project({"a.yaml": CASES})
+    pytester.makeconftest(PROTOCOL)
+    result = pytester.runpytest("cases", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    assert (pytester.path / "protocol.txt").read_text("utf-8") == "C-FAIL C-OK"
