@@ -24,6 +24,12 @@ Otherwise pytest's own protocol runs the item. ``PYTEST_CURRENT_TEST`` is not se
 case item that runs here: what it would name runs on the engine's loop at other times.
 Unraisable exceptions and those of threads are reported at pytest's next look (the next
 item that runs pytest's protocol, or the session's end).
+
+A passed setup or teardown report is made here, as pytest's own
+``TestReport.from_item_and_call`` makes it, without ``pytest_runtest_makereport``, where
+that hook has no implementation but pytest's, pytest-html's, hypothesis's and the
+plugin's own: none of them adds anything to such a report of a case item, and the hook's
+six implementations, four of them wrappers, cost more than the report.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from _pytest.runner import check_interactive_exception
 if TYPE_CHECKING:
     from .items import CaseItem
 
-__all__ = ["eligible", "run"]
+__all__ = ["Protocol", "eligible", "marked"]
 
 #: the implementations of the phase hooks that a case item can go without: pytest's own,
 #: and hypothesis's (it acts on hypothesis tests only); each by its registered name
@@ -49,24 +55,32 @@ _OPTIONS = ("usepdb", "trace", "setupshow", "setuponly", "setupplan")
 #: marks that pytest's phase hooks act on
 _MARKS = frozenset({"skip", "skipif", "xfail", "usefixtures"})
 _RERAISE = (pytest.exit.Exception, KeyboardInterrupt)
+#: the implementations of ``pytest_runtest_makereport`` that add nothing to a passed setup
+#: or teardown report of a case item (the plugin's own is passed in)
+_PLAIN_REPORTS = frozenset({"runner", "unittest", "skipping", "tmpdir", "html",
+                            "hypothesispytest"})
 
 
-def eligible(session: pytest.Session, plugin: object) -> bool:
-    """Whether the session's case items may run here: see the module's text. ``plugin`` is
-    the one that implements the protocol here (its own implementation does not count)."""
+def eligible(session: pytest.Session, plugin: object) -> Protocol | None:
+    """The protocol the session's case items may run by (see the module's text), or ``None``
+    for pytest's own. ``plugin`` is the one that implements the protocol here (its own
+    implementations do not count)."""
     config = session.config
     if any(config.getoption(name, False) for name in _OPTIONS):
-        return False
+        return None
     if not hasattr(session, "_setupstate"):
-        return False  # a pytest that keeps its setup state elsewhere
+        return None  # a pytest that keeps its setup state elsewhere
     pm = config.pluginmanager
     for name in _PHASES:
         for impl in getattr(pm.hook, name).get_hookimpls():
             if pm.get_name(impl.plugin) not in _SPARED:
-                return False
-    return all(impl.hookwrapper or impl.wrapper or impl.plugin is plugin
+                return None
+    if not all(impl.hookwrapper or impl.wrapper or impl.plugin is plugin
                or pm.get_name(impl.plugin) == "runner"
-               for impl in pm.hook.pytest_runtest_protocol.get_hookimpls())
+               for impl in pm.hook.pytest_runtest_protocol.get_hookimpls()):
+        return None
+    return Protocol(quick=all(impl.plugin is plugin or pm.get_name(impl.plugin) in _PLAIN_REPORTS
+                              for impl in pm.hook.pytest_runtest_makereport.get_hookimpls()))
 
 
 def marked(item: pytest.Item) -> bool:
@@ -74,27 +88,40 @@ def marked(item: pytest.Item) -> bool:
     return any(mark.name in _MARKS for mark in item.iter_markers())
 
 
-def run(item: CaseItem, nextitem: pytest.Item | None) -> bool:
-    """Run ``item`` as pytest's ``runtestprotocol`` would, without its phase hooks."""
-    ihook = item.ihook
-    nodeid, location = item.nodeid, item.location
-    ihook.pytest_runtest_logstart(nodeid=nodeid, location=location)
-    session = item.session
-    state = session._setupstate
-    report = _phase(item, ihook, "setup", lambda: state.setup(item))
-    if report.passed:
-        _phase(item, ihook, "call", item.runtest)
-    if session.shouldfail or session.shouldstop:
-        nextitem = None  # pytest's own protocol tears everything down then (pytest #11706)
-    _phase(item, ihook, "teardown", lambda: state.teardown_exact(nextitem))
-    ihook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
-    return True
+class Protocol:
+    """Runs a case item as pytest's ``runtestprotocol`` would, without its phase hooks."""
 
+    def __init__(self, quick: bool) -> None:
+        #: a passed setup or teardown report is made here, not by the makereport hook
+        self.quick = quick
 
-def _phase(item: CaseItem, ihook: Any, when: Any, func: Callable[[], None]) -> pytest.TestReport:
-    call = pytest.CallInfo.from_call(func, when=when, reraise=_RERAISE)
-    report: pytest.TestReport = ihook.pytest_runtest_makereport(item=item, call=call)
-    ihook.pytest_runtest_logreport(report=report)
-    if check_interactive_exception(call, report):
-        ihook.pytest_exception_interact(node=item, call=call, report=report)
-    return report
+    def run(self, item: CaseItem, nextitem: pytest.Item | None) -> bool:
+        ihook = item.ihook
+        nodeid, location = item.nodeid, item.location
+        ihook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+        session = item.session
+        state = session._setupstate
+        report = self._phase(item, ihook, "setup", lambda: state.setup(item))
+        if report.passed:
+            self._phase(item, ihook, "call", item.runtest)
+        if session.shouldfail or session.shouldstop:
+            nextitem = None  # pytest's own protocol tears everything down then (#11706)
+        self._phase(item, ihook, "teardown", lambda: state.teardown_exact(nextitem))
+        ihook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
+        return True
+
+    def _phase(self, item: CaseItem, ihook: Any, when: Any,
+               func: Callable[[], None]) -> pytest.TestReport:
+        call = pytest.CallInfo.from_call(func, when=when, reraise=_RERAISE)
+        report: pytest.TestReport
+        if self.quick and when != "call" and call.excinfo is None and not item._report_sections:
+            report = pytest.TestReport(getattr(item, "id", item.nodeid), item.location,
+                                       dict.fromkeys(item.keywords, 1), "passed", None, when,
+                                       (), call.duration, call.start, call.stop,
+                                       user_properties=item.user_properties)
+        else:
+            report = ihook.pytest_runtest_makereport(item=item, call=call)
+        ihook.pytest_runtest_logreport(report=report)
+        if check_interactive_exception(call, report):
+            ihook.pytest_exception_interact(node=item, call=call, report=report)
+        return report

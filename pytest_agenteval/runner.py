@@ -154,8 +154,8 @@ class Runner:
         #: collector's youngest generation has more room while items run: what it was)
         self._froze = False
         self._threshold: tuple[int, int, int] | None = None
-        #: case items run without pytest's phase hooks (:mod:`._protocol`)
-        self._lean = False
+        #: how case items run without pytest's phase hooks (:mod:`._protocol`), if they may
+        self._lean: _protocol.Protocol | None = None
         self._ran = 0
         self.link = self._link()
         from .report.pytest_html import wants_extras
@@ -248,9 +248,13 @@ class Runner:
             engine.step()  # the first requests go out now
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
-        if self._lean and isinstance(item, CaseItem) and not _protocol.marked(item):
-            return _protocol.run(item, nextitem)
+    def pytest_runtest_protocol(self, item: pytest.Item,
+                                nextitem: pytest.Item | None) -> bool | None:
+        """A case item's protocol without pytest's phase hooks, where nothing could tell
+        (:mod:`._protocol`)."""
+        if self._lean is not None and isinstance(item, CaseItem) \
+                and not _protocol.marked(item):
+            return self._lean.run(item, nextitem)
         return None
 
     @pytest.hookimpl(wrapper=True)

@@ -151,12 +151,9 @@ def pytest_runtest_logstart(nodeid, location):
     SEEN.append(["start", nodeid, list(location)])
 
 
-def pytest_runtest_makereport(item, call):
-    SEEN.append(["make", item.nodeid, call.when, call.excinfo is not None])
-
-
 def pytest_runtest_logreport(report):
-    SEEN.append(["report", report.nodeid, report.when, report.outcome,
+    SEEN.append(["report", type(report).__name__, sorted(vars(report)), report.nodeid,
+                 report.when, report.outcome,
                  str(report.longrepr).splitlines()[0] if report.longrepr else None,
                  sorted(report.keywords),
                  [list(p) for p in report.user_properties if p[0] != "agenteval_latency_ms"],
@@ -170,41 +167,63 @@ def pytest_runtest_logfinish(nodeid, location):
 
 
 def pytest_sessionfinish(session):
+    from _pytest.tmpdir import tmppath_result_key  # each phase the makereport hook saw
+
     with open("seen.json", "w", encoding="utf-8") as f:
         json.dump(SEEN, f)
+    with open("made.json", "w", encoding="utf-8") as f:
+        json.dump([sorted(i.stash.get(tmppath_result_key, {})) for i in session.items], f)
 """
 
 #: a phase hook of a conftest's: pytest's own protocol runs every item
 PHASE_HOOK = "\n\ndef pytest_runtest_teardown(item):\n    pass\n"
+#: a conftest's makereport: every report of a case item is made by the hook
+MAKE = """
+
+def pytest_runtest_makereport(item, call):
+    SEEN.append(["make", item.nodeid, call.when, call.excinfo is not None])
+"""
 
 THREE = CASES + "  - {id: C-ERR, request: {input: __500__}}\n"  # the agent fails: ERROR
 
 
-def _seen(pytester: pytest.Pytester, conftest: str, *args: str) -> list[list[object]]:
+def _seen(pytester: pytest.Pytester, conftest: str,
+          *args: str) -> tuple[list[list[object]], list[list[str]]]:
+    """What the hooks saw, and for each item the phases whose report the makereport hook
+    made."""
     import json
 
     pytester.makeconftest(conftest)
     pytester.runpytest("cases", "-p", "no:cacheprovider", "--junitxml=j.xml", *args)
     seen: list[list[object]] = json.loads((pytester.path / "seen.json").read_text("utf-8"))
-    return seen
+    return seen, json.loads((pytester.path / "made.json").read_text("utf-8"))
 
 
 @pytest.mark.parametrize("stop", [[], ["-x"]], ids=["all", "exitfirst"])
+@pytest.mark.parametrize("make", ["", MAKE], ids=["reports-made-here", "reports-by-the-hook"])
 def test_a_case_item_reports_as_under_pytests_protocol_without_its_phase_hooks(
-        project, pytester, stop) -> None:
+        project, pytester, stop, make) -> None:
     """In a run of case items alone, with no phase hook beyond pytest's own, a case item
     runs without the phase hooks (``_protocol``): the same hooks see the same reports in
     the same order as under pytest's protocol, which runs once a conftest has a phase
-    hook. Only ``PYTEST_CURRENT_TEST`` is not set."""
+    hook; its passed setup and teardown reports are made without the makereport hook
+    unless a conftest implements it. Only ``PYTEST_CURRENT_TEST`` is not set."""
     project({"a.yaml": THREE})
-    lean = _seen(pytester, SEEN, *stop)
-    full = _seen(pytester, SEEN + PHASE_HOOK, *stop)
-    current = [(row[2], row[-1]) for row in full if row[0] == "report"]
+    lean, made_lean = _seen(pytester, SEEN + make, *stop)
+    full, made_full = _seen(pytester, SEEN + make + PHASE_HOOK, *stop)
+    phases = ["call", "setup", "teardown"]
+    ran = 2 if stop else 3
+    assert made_full[:ran] == [phases] * ran
+    assert made_lean[:ran] == [phases if make else ["call"]] * ran
+    current = [(row[4], row[-1]) for row in full if row[0] == "report"]
     assert ("call", "cases/a.yaml::C-OK (call)") in current  # pytest's protocol ran here
     assert all(row[-1] is None for row in lean if row[0] == "report")  # and not there
     strip = [[*row[:-1]] if row[0] == "report" else row for row in lean]
     assert strip == [[*row[:-1]] if row[0] == "report" else row for row in full]
-    outcomes = [(row[1].split("::")[1], row[2], row[3]) for row in lean if row[0] == "report"]
+    assert [row[2] for row in lean if row[0] == "make"] == (
+        [] if not make else [w for _ in range(2 if stop else 3)
+                             for w in ("setup", "call", "teardown")])
+    outcomes = [(row[3].split("::")[1], row[4], row[5]) for row in lean if row[0] == "report"]
     if stop:
         assert [o for o in outcomes if o[1] == "call"] == [("C-OK", "call", "passed"),
                                                            ("C-FAIL", "call", "failed")]
