@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -153,6 +154,9 @@ _WEAK_DOT = rf"\s?{_OPEN}\s?(?:dot|DOT|点|點)\s?{_CLOSE}\s?|\s(?:dot|DOT)\s|\s
 #: an obfuscated address is found from its @ outwards: the @ (cheap to find), then the
 #: local part that ends right before it and the domain that starts right after it
 _WEAK_AT_RE = re.compile(_WEAK_AT)
+#: the first character of every match of ``_WEAK_AT``: a scan for these is a plain
+#: character-set search, where the pattern's alternatives were tried at every position
+_WEAK_AT_FIRST = re.compile(r"[@＠\[(（{<【aA艾小老#圈★☆]")
 _SPACES = " \t\u3000"
 _WEAK_LOCAL = re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]*"
                          r"(?:\s(?:dot|DOT)\s[A-Za-z0-9._%+\-]+)*\Z")
@@ -451,13 +455,15 @@ def _emails(text: str) -> list[Span]:
 
 def _weak_emails(text: str) -> list[Span]:
     found = []
-    for at in _WEAK_AT_RE.finditer(text):
+    for at in _weak_ats(text):
         a, b = at.span()
         a -= a > 0 and text[a - 1] in _SPACES
         b += b < len(text) and text[b] in _SPACES
+        domain = _WEAK_DOMAIN.match(text, b)  # anchored: cheaper than the local part's search
+        if domain is None:
+            continue
         local = _WEAK_LOCAL.search(text, max(0, a - 64), a)
-        domain = _WEAK_DOMAIN.match(text, b)
-        if (local is not None and domain is not None and len(local.group(0)) >= 2
+        if (local is not None and len(local.group(0)) >= 2
                 and domain.group("tld").lower() in _COMMON_TLD
                 and not (text[a:b].strip() in ("at", "AT")
                          and local.group(0).lower() in _STOPWORDS)):
@@ -465,6 +471,18 @@ def _weak_emails(text: str) -> list[Span]:
                               text[local.start():domain.end()],
                               f"{local.group(0)[:1]}***{text[a:b]}{domain.group(0)}"))
     return found
+
+
+def _weak_ats(text: str) -> Iterator[re.Match[str]]:
+    """``_WEAK_AT_RE.finditer(text)``, tried only where a match can start."""
+    end = 0
+    for first in _WEAK_AT_FIRST.finditer(text):
+        at = first.start()
+        if at >= end:
+            m = _WEAK_AT_RE.match(text, at)  # (its lookbehinds see the text before ``at``)
+            if m is not None:
+                end = m.end()
+                yield m
 
 
 def _address(m: re.Match[str]) -> str:

@@ -346,6 +346,19 @@ def test_the_quick_check_never_skips_what_the_patterns_would_mask(text: str) -> 
             assert finder(text) == [], (finder.__name__, text)
 
 
+_AT_PIECES = st.sampled_from([*"@＠[](（）){}<>【】aAt艾特小老鼠#圈★☆ \u3000\txq.点", "at", "AT",
+                              "艾特", "小老鼠", "圈a", "(a)", "[at]", " at ", "qq", "dot"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_AT_PIECES, max_size=30).map("".join))
+def test_the_obfuscated_at_is_found_where_the_pattern_alone_finds_it(text: str) -> None:
+    """Trying the pattern only where a match can start (``_weak_ats``) finds what its own
+    scan of every position finds."""
+    assert [m.span() for m in _pii._weak_ats(text)] == \
+        [m.span() for m in _pii._WEAK_AT_RE.finditer(text)]
+
+
 @pytest.mark.parametrize("text", ["BENCH-00123:keyword_match#1", "价格 12.8 万，里程 3.37 万公里",
                                   "2026-12-01T21:16:40.123456", "2026-12-01", "at turn 3",
                                   "see issue #12"])
