@@ -29,6 +29,7 @@ import os
 import ssl
 import zlib
 from collections.abc import Mapping
+from functools import lru_cache
 from urllib.parse import SplitResult, unquote, urljoin, urlsplit
 
 from .. import __version__
@@ -141,7 +142,7 @@ class Wire:
                       headers: Mapping[str, str]) -> Reply:
         """Send one request (following redirects); its final reply. A redirect to another
         origin goes without the ``Authorization`` header, as aiohttp's does."""
-        origin = _origin(url)
+        origin = _origin(url)  # (the same few URLs, every turn: each parsed once)
         for _ in range(MAX_REDIRECTS + 1):
             reply = await self._once(method, url, body, headers)
             location = reply.headers.get("location")
@@ -157,14 +158,8 @@ class Wire:
 
     async def _once(self, method: str, url: str, body: bytes | None,
                     headers: Mapping[str, str]) -> Reply:
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https") or not parts.hostname:
-            raise WireError(f"not an http(s) URL: {url!r}")
-        host = parts.hostname
-        port = parts.port or (443 if scheme == "https" else 80)
-        key = (scheme, host, port)
-        head = self._head(method, parts, host, port, body, headers)
+        key = _endpoint(url)
+        head = self._head(method, url, key, body, headers)
         conn = await self._acquire(key)
         keep = False
         try:
@@ -190,32 +185,16 @@ class Wire:
             else:
                 conn.close()
 
-    def _head(self, method: str, parts: SplitResult, host: str, port: int,
-              body: bytes | None, headers: Mapping[str, str]) -> bytes:
+    def _head(self, method: str, url: str, key: tuple[str, str, int], body: bytes | None,
+              headers: Mapping[str, str]) -> bytes:
         """The request line and headers: the caller's (a name in any case replaces the
         default of that name), the body's length, basic auth from the URL as aiohttp
-        sends it."""
-        default_port = port == (443 if parts.scheme.lower() == "https" else 80)
-        authority = host if ":" not in host else f"[{host}]"
-        named = {"host": ("Host", authority if default_port else f"{authority}:{port}"),
-                 "user-agent": ("User-Agent", self._user_agent), "accept": ("Accept", "*/*")}
-        if parts.username is not None:
-            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
-            named["authorization"] = ("Authorization",
-                                      "Basic " + base64.b64encode(pair.encode()).decode())
-        for name, value in headers.items():
-            if name.lower() not in ("host", "content-length", "transfer-encoding"):
-                named[name.lower()] = (name, value)
-        if body is not None or method in ("POST", "PUT", "PATCH"):
-            named["content-length"] = ("Content-Length", str(len(body or b"")))
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        lines = [f"{method} {target} HTTP/1.1"]
-        for name, value in named.values():
-            text = f"{name}: {value}"
-            if "\r" in text or "\n" in text:
-                raise WireError(f"the header {name!r} holds a line break")
-            lines.append(text)
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
+        sends it. All but the length are made once for a method, URL and headers."""
+        sized = body is not None or method in ("POST", "PUT", "PATCH")
+        lines = _lines(method, url, key, tuple(headers.items()), self._user_agent)
+        if sized:
+            lines += f"\r\nContent-Length: {len(body or b'')}"
+        return (lines + "\r\n\r\n").encode("utf-8")
 
     async def _acquire(self, key: tuple[str, str, int]) -> _Conn:
         loop = asyncio.get_running_loop()
@@ -260,9 +239,48 @@ class Wire:
             await _settle()
 
 
+@lru_cache(maxsize=256)
 def _origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port
+
+
+@lru_cache(maxsize=256)
+def _endpoint(url: str) -> tuple[str, str, int]:
+    """Where ``url``'s requests go: its scheme, host and port (the pool's key)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise WireError(f"not an http(s) URL: {url!r}")
+    return scheme, parts.hostname, parts.port or (443 if scheme == "https" else 80)
+
+
+@lru_cache(maxsize=256)
+def _lines(method: str, url: str, key: tuple[str, str, int],
+           headers: tuple[tuple[str, str], ...], user_agent: str) -> str:
+    """The request line and the headers but the body's length, without the last line
+    break (see ``Wire._head``)."""
+    parts: SplitResult = urlsplit(url)
+    scheme, host, port = key
+    default_port = port == (443 if scheme == "https" else 80)
+    authority = host if ":" not in host else f"[{host}]"
+    named = {"host": ("Host", authority if default_port else f"{authority}:{port}"),
+             "user-agent": ("User-Agent", user_agent), "accept": ("Accept", "*/*")}
+    if parts.username is not None:
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        named["authorization"] = ("Authorization",
+                                  "Basic " + base64.b64encode(pair.encode()).decode())
+    for name, value in headers:
+        if name.lower() not in ("host", "content-length", "transfer-encoding"):
+            named[name.lower()] = (name, value)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    lines = [f"{method} {target} HTTP/1.1"]
+    for name, value in named.values():
+        text = f"{name}: {value}"
+        if "\r" in text or "\n" in text:
+            raise WireError(f"the header {name!r} holds a line break")
+        lines.append(text)
+    return "\r\n".join(lines)
 
 
 async def _settle() -> None:
