@@ -224,3 +224,43 @@ def test_dig_list_index_matches_python_or_missing(items: list[int], index: int) 
         assert found == items[index]
     else:
         assert found is MISSING
+
+
+# --- the compiled template is render's own ---------------------------------------------------
+
+_FRAGMENTS = st.sampled_from(["{input}", "{case_id}", "{extra.shop}", "{extra.deep.level}",
+                              "{history}", "{knowledge}", "{turn_index}", "{conversation_id}",
+                              "{unknown}", "{{", "}}", "{", "}", "x", " ", "价格", "{1a}",
+                              "{extra.my-key}", "{{input}}"])
+_STRINGS = st.lists(_FRAGMENTS, max_size=6).map("".join)
+_TEMPLATES = st.recursive(
+    st.one_of(_STRINGS, st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.sampled_from(["a", "q", "{input}"]), inner,
+                                            max_size=3)),
+    max_leaves=12)
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with the type of every node, to compare types as well as values."""
+    if isinstance(value, dict):
+        return ("dict", {k: _typed(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return ("list", [_typed(v) for v in value])
+    return (type(value).__name__, value)
+
+
+@given(_TEMPLATES)
+def test_a_compiled_template_renders_as_render_does(template: Any) -> None:
+    from pytest_agenteval.adapters._template import compiled
+
+    fill = compiled(template)
+    assert _typed(fill(VALUES)) == _typed(render(template, VALUES))
+    assert _typed(fill({})) == _typed(render(template, {}))
+
+
+def test_a_compiled_whole_placeholder_is_the_value_itself() -> None:
+    from pytest_agenteval.adapters._template import compiled
+
+    assert compiled("{history}")(VALUES) is VALUES["history"]
+    assert compiled({"h": ["{knowledge}"]})(VALUES)["h"][0] is VALUES["knowledge"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["MISSING", "closest_path", "dig", "leaf_paths", "render"]
+__all__ = ["MISSING", "closest_path", "compiled", "dig", "leaf_paths", "render"]
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][\w.\-]*)\}")
 MISSING = object()
@@ -49,6 +50,38 @@ def render(template: Any, values: dict[str, Any]) -> Any:
         return _as_text(_lookup(m.group(1), values))
 
     return _PLACEHOLDER.sub(sub, template)
+
+
+def compiled(template: Any) -> Callable[[dict[str, Any]], Any]:
+    """``render`` of ``template``, its placeholders found once: a function of the values
+    (an adapter renders the same template on every turn)."""
+    if isinstance(template, dict):
+        fields = [(k, compiled(v)) for k, v in template.items()]
+        return lambda values: {k: fill(values) for k, fill in fields}
+    if isinstance(template, list):
+        items = [compiled(v) for v in template]
+        return lambda values: [fill(values) for fill in items]
+    if not isinstance(template, str):
+        return lambda values: template
+    whole = _PLACEHOLDER.fullmatch(template)
+    if whole and whole.group(1):
+        name = whole.group(1)
+        return lambda values: _lookup(name, values)
+    pieces: list[tuple[str, str | None]] = []  # (text, None) or ("", placeholder's name)
+    at = 0
+    for m in _PLACEHOLDER.finditer(template):
+        text = template[at:m.start()] + ("{" if m.group(0) == "{{" else
+                                          "}" if m.group(0) == "}}" else "")
+        pieces.append((text, None))
+        if m.group(1):
+            pieces.append(("", m.group(1)))
+        at = m.end()
+    pieces.append((template[at:], None))
+    if all(name is None for _, name in pieces):
+        constant = "".join(text for text, _ in pieces)
+        return lambda values: constant
+    return lambda values: "".join(text if name is None else _as_text(_lookup(name, values))
+                                  for text, name in pieces)
 
 
 def dig(data: Any, path: str) -> Any:

@@ -17,7 +17,7 @@ from ..model.config import HttpTarget
 from ..privacy import clip
 from ._clock import agent_timeout
 from ._h1 import Wire, WireError
-from ._template import MISSING, closest_path, dig, render
+from ._template import MISSING, closest_path, compiled, dig
 from .base import AgentError, AgentReply, TurnRequest, scalar_code
 
 __all__ = ["HttpAdapter"]
@@ -42,19 +42,22 @@ class HttpAdapter:
         #: an optional path missing from a reply → the reply's closest path, looked up on the
         #: first such reply only (a typo misses in every turn; the lookup walks the reply)
         self._closest: dict[str, str | None] = {}
+        #: the request template and the history item's shape, their placeholders found once
+        self._body = compiled(target.request_template)
+        self._shape = None if target.history_item is None else compiled(target.history_item)
 
     def body(self, request: TurnRequest) -> Any:
         values = request.names()
         values["history"] = self._history(request.history)
-        return render(self.target.request_template, values)
+        return self._body(values)
 
     def _history(self, history: list[dict[str, str]]) -> list[Any]:
-        shape = self.target.history_item
+        shape = self._shape
         roles = self.target.roles
         out: list[Any] = []
         for item in history:
             entry = {"role": roles.get(item["role"], item["role"]), "content": item["content"]}
-            out.append(render(shape, entry) if shape is not None else entry)
+            out.append(shape(entry) if shape is not None else entry)
         return out
 
     async def send(self, request: TurnRequest) -> AgentReply:
