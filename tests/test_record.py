@@ -339,6 +339,34 @@ def test_a_per_item_json_text_reads_back_as_the_json_module_reads_it() -> None:
         json_value('{"a": ')
 
 
+def test_a_per_item_json_text_is_strict_json_and_falls_back_where_orjson_refuses() -> None:
+    """json_line writes what pydantic-core wrote, byte for byte, except that a NaN or an
+    infinity is ``null`` (strict JSON); where orjson refuses (an integer beyond 64 bits, a
+    key that is not text, half a character) pydantic-core writes it as before. An earlier
+    version's ``NaN`` still reads back."""
+    import math
+
+    from pydantic_core import to_json
+
+    from pytest_agenteval.report.record import json_line, json_value
+
+    value = {"id": "K-1", "s": "好的 \u2028 \x00 \"q\" \\ 😀", "ms": [0.1, 1e-7, 1e22, -0.0, 5e-324],
+             "n": [0, -1, 2**63 - 1], "ok": [True, False, None], "t": (1, "a")}
+    assert json_line(value) == to_json(value)
+    assert json_line({"score": math.nan, "hi": math.inf, "lo": -math.inf}) == \
+        b'{"score":null,"hi":null,"lo":null}'
+    for refused in ({"n": 10**20}, {1: "key"}, {"a": "\ud83d"}):
+        try:
+            expected = to_json(refused)
+        except ValueError:  # pydantic-core refuses half a character too: it raises as before
+            with pytest.raises(ValueError):
+                json_line(refused)
+        else:
+            assert json_line(refused) == expected
+    earlier = json_value(b'{"score":NaN,"n":1}')
+    assert math.isnan(earlier["score"]) and earlier["n"] == 1
+
+
 @pytest.mark.parametrize("block", [1, 7, 64, 1 << 20])
 def test_results_json_copies_the_lines_file_byte_for_byte_across_blocks(tmp_path, monkeypatch,
                                                                          block) -> None:

@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import orjson
 from pydantic_core import from_json, to_json
 
 __all__ = ["RunRecorder", "case_record", "dataset_fingerprint", "file_sha256", "joined",
@@ -28,23 +29,34 @@ __all__ = ["RunRecorder", "case_record", "dataset_fingerprint", "file_sha256", "
 
 def json_line(value: Any) -> bytes:
     """``value`` (JSON-native, masked: no half character) as compact UTF-8 JSON on one line,
-    by pydantic's serializer: a third of the time of the ``json`` module's encoder, for the
-    per-item JSON of a run (the results.jsonl line, a worker's result, the report's case)."""
-    return to_json(value)
+    by orjson: a quarter of pydantic-core's time and a twelfth of the ``json`` module's,
+    for the per-item JSON of a run (the results.jsonl line, a worker's result, the
+    report's case). A NaN or an infinity is written as ``null`` (strict JSON, which every
+    reader and the report's page accept). What orjson refuses (an integer beyond 64 bits, a
+    key that is not text, half a character) is written by pydantic-core as before."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return to_json(value)
 
 
 def json_value(text: str | bytes) -> Any:
     """A per-item JSON text read back (a :func:`json_line`, or a worker's result) by
-    pydantic's parser: two thirds of the ``json`` module's time for a 3 KB result. What it
-    refuses and the ``json`` module reads (a lone surrogate, escaped) is read by the
-    latter; what neither reads raises ``ValueError``, as before."""
+    orjson; what it refuses by pydantic's parser (``NaN`` of an earlier version's line),
+    and what that refuses (a lone surrogate, escaped) by the ``json`` module; what none
+    reads raises ``ValueError``, as before."""
+    try:
+        return orjson.loads(text)
+    except ValueError:
+        pass
     try:
         return from_json(text)
     except ValueError:
         return json.loads(text)
 
+
 _VERSIONED = ("pytest-agenteval", "pytest", "pytest-xdist", "pytest-html", "aiohttp", "httpx",
-              "pydantic", "openai", "PyYAML")
+              "pydantic", "openai", "PyYAML", "orjson")
 
 
 def _versions() -> dict[str, str | None]:
