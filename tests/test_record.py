@@ -350,8 +350,9 @@ def test_a_per_item_json_text_is_strict_json_and_falls_back_where_orjson_refuses
 
     from pytest_agenteval.report.record import json_line, json_value
 
-    value = {"id": "K-1", "s": "好的 \u2028 \x00 \"q\" \\ 😀", "ms": [0.1, 1e-7, 1e22, -0.0, 5e-324],
-             "n": [0, -1, 2**63 - 1], "ok": [True, False, None], "t": (1, "a")}
+    value = {"id": "K-1", "s": "好的 \u2028 \x00 \"q\" \\ 😀",
+             "ms": [0.1, 1e-7, 1e22, -0.0, 5e-324], "n": [0, -1, 2**63 - 1],
+             "ok": [True, False, None], "t": (1, "a")}
     assert json_line(value) == to_json(value)
     assert json_line({"score": math.nan, "hi": math.inf, "lo": -math.inf}) == \
         b'{"score":null,"hi":null,"lo":null}'
