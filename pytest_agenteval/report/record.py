@@ -33,7 +33,7 @@ def json_line(value: Any) -> bytes:
     for the per-item JSON of a run (the results.jsonl line, a worker's result, the
     report's case). A NaN or an infinity is written as ``null`` (strict JSON, which every
     reader and the report's page accept). What orjson refuses (an integer beyond 64 bits, a
-    key that is not text, half a character) is written by pydantic-core as before."""
+    key that is not text, half a character) is left to pydantic-core, as before."""
     try:
         return orjson.dumps(value)
     except TypeError:
