@@ -103,7 +103,9 @@ class _RedLinesFolder(Folder[RedLinesModel]):
             if row.status not in _NO_VERDICT:
                 verdicts.setdefault(row.rule_id, []).append(row.status == "failed")
         for rule_id, fails in verdicts.items():
-            fold = self.per_id.setdefault(rule_id, _RedLineFold())
+            fold = self.per_id.get(rule_id)
+            if fold is None:  # (not ``setdefault``: it would build one for every row)
+                fold = self.per_id[rule_id] = _RedLineFold()
             n_failed = sum(fails)
             fold.rows_failed += n_failed
             fold.members.append((item.id, 0.0 if n_failed else 1.0))
