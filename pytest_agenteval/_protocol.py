@@ -5,8 +5,8 @@ pytest runs an item in three phases, each through a hook (``pytest_runtest_setup
 on the setup state, read its skip and xfail marks, and look for unraisable exceptions and
 those of threads; then each phase's report is made and logged. For a case item those
 implementations find nothing to do (its work is a conversation on the engine's loop,
-which runs ahead of the items), and with the reports they cost about a third of what
-pytest spends on an item.
+which runs ahead of the items), and with the makereport hook of a passed setup and
+teardown they were about a fifth of what pytest spends on a case item.
 
 So a case item runs here, in the same order and with the same reports through the same
 hooks (``pytest_runtest_logstart``, ``_makereport`` and ``_logreport`` for each phase,
