@@ -200,3 +200,32 @@ def read_record(root: Any) -> dict[str, Any]:
 
 def by_id(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in record["cases"]}
+
+
+#: gw1 sends its conversations as soon as it has collected, before the controller has sent
+#: it anything: the crash waits until gw1 runs K-01, so that xdist knows K-01 as the item
+#: gw1 was running (on a loaded machine the controller can take longer than a fixed wait)
+K01_RUNNING = """
+def pytest_runtest_logstart(nodeid, location):
+    if nodeid.endswith("::K-01"):
+        open("k01-running", "w").close()
+"""
+CRASHBOT = """
+import os
+import time
+
+
+def reply(turn):
+    fd = os.open("calls.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, (turn["case_id"] + "\\n").encode())
+    os.close(fd)
+    if turn["input"] == "crash":
+        for _ in range(300):
+            if os.path.exists("k01-running"):
+                break
+            time.sleep(0.05)
+        time.sleep(0.1)
+        os._exit(3)
+    time.sleep(2.0)
+    return {"output": "ok " + turn["input"]}
+"""

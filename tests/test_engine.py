@@ -21,7 +21,7 @@ from pytest_agenteval.plan import compile_case, compile_scenario
 from pytest_agenteval.simulator import Move
 from pytest_agenteval.taxonomy import Taxonomy
 
-from agents import FakeAgent, read_record
+from agents import CRASHBOT, K01_RUNNING, FakeAgent, read_record
 
 
 def _plan(i: int, text: str = "你好"):
@@ -440,26 +440,14 @@ def test_ctrl_c_cancels_and_keeps_finished_records(pytester: pytest.Pytester, pr
 
 
 def test_a_crashed_worker_loses_only_its_item_and_nothing_is_sent_twice(pytester) -> None:
-    """gw1 owns K-01, K-03, K-05, K-07, … and runs four at once; K-05 kills it after 0.2 s
-    while K-01, K-03 and K-07 are still being answered (1 s). xdist reports the item pytest
-    was waiting on (K-01) as crashed and hands the rest to the others: the three already
-    sent are not sent again (ERROR not_resent), the unsent ones run normally."""
+    """gw1 owns K-01, K-03, K-05, K-07, … and runs four at once; K-05 kills it once gw1 runs
+    K-01, while K-01, K-03 and K-07 are still being answered (2 s). xdist reports the item
+    pytest was waiting on (K-01) as crashed and hands the rest to the others: the three
+    already sent are not sent again (ERROR not_resent), the unsent ones run normally."""
     pytester.makeini("[pytest]\nagenteval_paths = cases\n"
                      "addopts = -p no:benchmark --agenteval-workers=asked\n")
-    pytester.makepyfile(crashbot="""
-        import os
-        import time
-
-        def reply(turn):
-            fd = os.open("calls.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            os.write(fd, (turn["case_id"] + "\\n").encode())
-            os.close(fd)
-            if turn["input"] == "crash":
-                time.sleep(0.2)
-                os._exit(3)
-            time.sleep(1.0)
-            return {"output": "ok " + turn["input"]}
-    """)
+    pytester.makeconftest(K01_RUNNING)
+    pytester.makepyfile(crashbot=CRASHBOT)
     pytester.path.joinpath("agenteval.yaml").write_text(
         "target: {adapter: python, callable: 'crashbot:reply', concurrency: 8}\n")
     rows = ["cases:"] + [f"  - {{id: K-{i:02d}, request: {{input: '{'crash' if i == 5 else i}'}}}}"

@@ -21,7 +21,7 @@ from pathlib import Path
 import execnet
 import pytest
 
-from agents import read_record
+from agents import CRASHBOT, K01_RUNNING, read_record
 
 SOCKETSERVER = Path(execnet.__file__).parent / "script" / "socketserver.py"
 
@@ -130,26 +130,14 @@ def test_a_worker_that_cannot_reach_the_link_folder_sends_nothing_twice(pytester
     pytester.makeini("[pytest]\nagenteval_paths = cases\n"
                      "addopts = -p no:benchmark --agenteval-workers=asked\n")
     pytester.makeconftest("""
-        import pytest
+import pytest
 
-        @pytest.hookimpl(trylast=True)
-        def pytest_configure_node(node):
-            node.workerinput["agenteval_link"] = "/nonexistent/agenteval-link-on-another-host"
-    """)
-    pytester.makepyfile(crashbot="""
-        import os
-        import time
 
-        def reply(turn):
-            fd = os.open("calls.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            os.write(fd, (turn["case_id"] + "\\n").encode())
-            os.close(fd)
-            if turn["input"] == "crash":
-                time.sleep(0.2)
-                os._exit(3)
-            time.sleep(1.0)
-            return {"output": "ok " + turn["input"]}
-    """)
+@pytest.hookimpl(trylast=True)
+def pytest_configure_node(node):
+    node.workerinput["agenteval_link"] = "/nonexistent/agenteval-link-on-another-host"
+""" + K01_RUNNING)
+    pytester.makepyfile(crashbot=CRASHBOT)
     pytester.path.joinpath("agenteval.yaml").write_text(
         "target: {adapter: python, callable: 'crashbot:reply', concurrency: 8}\n")
     rows = ["cases:"] + [f"  - {{id: K-{i:02d}, request: {{input: '{'crash' if i == 5 else i}'}}}}"
