@@ -31,30 +31,14 @@ def _as_text(value: Any) -> str:
 
 
 def render(template: Any, values: dict[str, Any]) -> Any:
-    """Fill a template: ``"{name}"`` alone keeps the value's type; inside text it is text."""
-    if isinstance(template, dict):
-        return {k: render(v, values) for k, v in template.items()}
-    if isinstance(template, list):
-        return [render(v, values) for v in template]
-    if not isinstance(template, str):
-        return template
-    whole = _PLACEHOLDER.fullmatch(template)
-    if whole and whole.group(1):
-        return _lookup(whole.group(1), values)
-
-    def sub(m: re.Match[str]) -> str:
-        if m.group(0) == "{{":
-            return "{"
-        if m.group(0) == "}}":
-            return "}"
-        return _as_text(_lookup(m.group(1), values))
-
-    return _PLACEHOLDER.sub(sub, template)
+    """Fill a template: ``"{name}"`` alone keeps the value's type; inside text it is text.
+    (An adapter compiles its template once: :func:`compiled`.)"""
+    return compiled(template)(values)
 
 
 def compiled(template: Any) -> Callable[[dict[str, Any]], Any]:
-    """``render`` of ``template``, its placeholders found once: a function of the values
-    (an adapter renders the same template on every turn)."""
+    """``template`` as a function of the values that fills it (see :func:`render`), its
+    placeholders found once: an adapter fills the same template on every turn."""
     if isinstance(template, dict):
         fields = [(k, compiled(v)) for k, v in template.items()]
         return lambda values: {k: fill(values) for k, fill in fields}
