@@ -46,8 +46,12 @@ def preflight(project: Project, nodeids: Sequence[str] = ()) -> None:
     if errors:
         lines = "\n".join(str(e) for e in errors)
         raise pytest.UsageError(f"agenteval: {_whom(errors)} cannot be called:\n{lines}")
-    if project.judge_config is not None or project.simulator_config is not None:
-        _client_importable()
+    models = [c for c in (project.judge_config, project.simulator_config) if c is not None]
+    if models:
+        from .judge.http import base_url, through_proxy
+
+        if any(through_proxy(base_url(c.base_url)) for c in models):
+            _client_importable()
     if project.judge_config is not None:
         try:
             _ = project.rubric
@@ -63,8 +67,9 @@ def preflight(project: Project, nodeids: Sequence[str] = ()) -> None:
 
 
 def _client_importable() -> None:
-    """The judge's and the simulator's client (the ``aiohttp`` package) can be imported: a
-    broken installation is one usage error, not an ERROR blamed on each item."""
+    """The judge's and the simulator's client through a proxy (the ``aiohttp`` package) can
+    be imported: a broken installation is one usage error, not an ERROR blamed on each
+    item. (Without a proxy they speak through the plugin's own HTTP/1.1 client.)"""
     try:
         import aiohttp  # noqa: F401
     except Exception as exc:

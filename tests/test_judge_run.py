@@ -191,14 +191,16 @@ def test_an_unset_judge_key_is_a_usage_error_before_any_agent_call(judged, judge
     assert agent.requests == [] and judge.chat_calls == []
 
 
-def _with_broken(root: Path, package: str, missing: str) -> subprocess.CompletedProcess[str]:
+def _with_broken(root: Path, package: str, missing: str,
+                 **env_extra: str) -> subprocess.CompletedProcess[str]:
     """pytest run on ``root`` in a subprocess where importing ``package`` fails, as a broken
     installation does (one of its own dependencies ``missing``)."""
     broken = root / "broken" / package
     broken.mkdir(parents=True)
     broken.joinpath("__init__.py").write_text(
         f"raise ModuleNotFoundError(\"No module named '{missing}'\")\n", encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(root / "broken"), "TEST_JUDGE_KEY": "k"}
+    env = {**os.environ, "PYTHONPATH": str(root / "broken"), "TEST_JUDGE_KEY": "k",
+           **env_extra}
     return subprocess.run([sys.executable, "-m", "pytest", "cases", "-p", "no:benchmark",
                            "-p", "no:hypothesispytest"],
                           cwd=root, env=env, capture_output=True, text=True, check=False)
@@ -206,11 +208,33 @@ def _with_broken(root: Path, package: str, missing: str) -> subprocess.Completed
 
 def test_a_judge_client_that_cannot_be_imported_is_one_usage_error(judged, judge, agent,
                                                                     pytester) -> None:
-    done = _with_broken(judged(), "aiohttp", "multidict")
+    """Through a proxy from the environment the judge speaks through aiohttp: a broken one
+    stops the run before any call."""
+    root = judged()
+    cfg = root / "agenteval.yaml"
+    cfg.write_text(cfg.read_text(encoding="utf-8").replace(judge.base_url,
+                                                           "http://judge.invalid/v1"),
+                   encoding="utf-8")
+    done = _with_broken(root, "aiohttp", "multidict", HTTP_PROXY="http://127.0.0.1:9",
+                        NO_PROXY="", no_proxy="")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
     assert ("the judge cannot be called: the aiohttp package cannot be imported "
             "(ModuleNotFoundError: No module named 'multidict')") in done.stderr
     assert agent.requests == [] and judge.chat_calls == []
+
+
+def test_the_judge_needs_no_aiohttp_without_a_proxy(judged, judge, agent, pytester) -> None:
+    """Without a proxy the judge speaks through the plugin's own HTTP/1.1 client: a broken
+    ``aiohttp`` costs a judged run nothing, and no process of it imports aiohttp."""
+    root = judged()
+    (root / "conftest.py").write_text(
+        "import sys\n\n\ndef pytest_unconfigure(config):\n"
+        "    print('AIOHTTP-IMPORTED', 'aiohttp' in sys.modules)\n", encoding="utf-8")
+    done = _with_broken(root, "aiohttp", "multidict", HTTP_PROXY="", HTTPS_PROXY="",
+                        http_proxy="", https_proxy="")
+    assert done.returncode == pytest.ExitCode.OK, done.stdout + done.stderr
+    assert agent.requests and judge.chat_calls
+    assert "AIOHTTP-IMPORTED False" in done.stdout
 
 
 def test_the_judge_needs_no_openai_package(judged, judge, agent, pytester) -> None:

@@ -1,5 +1,6 @@
 """The judge's client: an OpenAI-compatible endpoint with the behaviour an evaluation run
-needs, over :mod:`.http` (aiohttp; the OpenAI SDK costs 7 ms of CPU a call).
+needs, over :mod:`.http` (the plugin's HTTP/1.1 client, aiohttp through a proxy; the
+OpenAI SDK costs 7 ms of CPU a call).
 
 - **Budget.** Every call has a wall-clock budget (``asyncio.timeout``): per-operation
   timeouts would let a provider that keeps the connection alive with blank lines

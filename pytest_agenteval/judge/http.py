@@ -83,11 +83,8 @@ class Endpoint:
 
     def _open(self) -> None:
         """Our HTTP/1.1 client where no proxy applies, aiohttp's session through one."""
-        parts = urlsplit(self.base)
-        host = parts.hostname or ""
-        loopback = host in _LOOPBACK or host.startswith("127.")
         https = self.base.startswith("https:")
-        if loopback or not _proxied(parts.scheme, host):
+        if not through_proxy(self.base):
             self._wire = Wire(user_agent=self._headers["User-Agent"],
                               tls=_tls() if https else None)
             return
@@ -148,12 +145,17 @@ class Endpoint:
             self._session = None
 
 
-def _proxied(scheme: str, host: str) -> bool:
-    """Whether the environment sends ``scheme`` requests to ``host`` through a proxy, as
-    aiohttp's ``trust_env`` reads it (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``)."""
+def through_proxy(base: str) -> bool:
+    """Whether the calls to the endpoint ``base`` go through a proxy from the environment,
+    as aiohttp's ``trust_env`` reads it (``HTTPS_PROXY``, ``HTTP_PROXY``, ``NO_PROXY``):
+    then by aiohttp, else by the HTTP/1.1 client. Never for a loopback endpoint."""
     from urllib.request import getproxies, proxy_bypass
 
-    return bool(getproxies().get(scheme.lower())) and not proxy_bypass(host)
+    parts = urlsplit(base)
+    host = parts.hostname or ""
+    if host in _LOOPBACK or host.startswith("127."):
+        return False
+    return bool(getproxies().get(parts.scheme.lower())) and not proxy_bypass(host)
 
 
 def _connection_detail(exc: aiohttp.ClientError) -> str:
