@@ -333,7 +333,8 @@ from pytest_agenteval import _pii, privacy  # noqa: E402
 #: numbers and addresses
 _PIECES = st.sampled_from([*"0123456789０１２３４５６７８９ -\t+86Xx@.a是号一幺两零./()#", "13",
                            "138", "1380013", "\u3000", "@example.com", " at ", " dot ", "[at]",
-                           "qq", ".com", "电话", "护照", "A123456(7)", "%40"])
+                           "qq", ".com", "电话", "护照", "A123456(7)", "%40", "点", "。",
+                           "com", "＠", "艾特", "dot", "match#1", "123456(A)", "12345"])
 
 
 @settings(max_examples=600, deadline=None)
@@ -364,6 +365,16 @@ def test_the_obfuscated_at_is_found_where_the_pattern_alone_finds_it(text: str) 
                                   "see issue #12"])
 def test_ids_prices_and_times_skip_the_patterns(text: str) -> None:
     assert not _pii.maybe(text)
+
+
+@pytest.mark.parametrize("text", ["HK ID: A123456(A)", "id A123456(7), ok", "138-0013-8000",
+                                  "(852) 9123 4567", "a@b.co", "bob#example.com",
+                                  "bob at example dot com"])
+def test_the_quick_check_passes_ascii_texts_of_few_digits_that_hold_data(text: str) -> None:
+    """The digit count that skips the number patterns for an ASCII text (six digits and a
+    bracket, a Hong Kong ID with its check letter, are enough) and the dot that every
+    obfuscated address has."""
+    assert _pii.maybe(text) and _pii.spans(text)
 
 
 def test_a_half_character_becomes_a_replacement_character_and_hashes_anyway() -> None:
