@@ -115,7 +115,7 @@ class Protocol:
         call = pytest.CallInfo.from_call(func, when=when, reraise=_RERAISE)
         report: pytest.TestReport
         if self.quick and when != "call" and call.excinfo is None and not item._report_sections:
-            report = pytest.TestReport(getattr(item, "id", item.nodeid), item.location,
+            report = pytest.TestReport(item.nodeid, item.location,
                                        dict.fromkeys(item.keywords, 1), "passed", None, when,
                                        (), call.duration, call.start, call.stop,
                                        user_properties=item.user_properties)
