@@ -235,14 +235,18 @@ class Masker:
     def result_typed(self, item: ItemResult, **identity: Any
                      ) -> tuple[dict[str, Any], ItemResult | None, dict[str, Any] | None]:
         """:meth:`result`; the masked result typed when masking changed nothing in it (then
-        it is ``item`` with ``identity``, no validation needed), else ``None``; and then
-        also a copy of the result that shares no container with it (to tell later whether
-        anyone changed it: ``==`` is a walk in C, a fraction of encoding it again)."""
+        it is ``item`` itself, given ``identity``: no validation, no copy; the caller's
+        result is made for its one item), else ``None``; and then also a copy of the
+        result that shares no container with it (to tell later whether anyone changed it:
+        ``==`` is a walk in C, a fraction of encoding it again)."""
         plain = item.model_dump(mode="json")
         masked: dict[str, Any] = self.data(plain)
         if masked != plain:
             return self._identified(masked, item, identity), None, None
-        return (self._identified(masked, item, identity), item.model_copy(update=identity),
+        # the identity's fields are plain values (text, numbers, None): set as validated
+        item.__dict__.update(identity)
+        item.__pydantic_fields_set__.update(identity)
+        return (self._identified(masked, item, identity), item,
                 self._identified(plain, item, identity))
 
     @staticmethod

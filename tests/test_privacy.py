@@ -226,6 +226,9 @@ def test_a_result_masking_left_alone_is_typed_without_validating_it_again() -> N
     for result in results:
         masked, typed, copy = m.result_typed(result, **identity)
         assert typed is not None, result.id
+        assert (typed.nodeid, typed.file, typed.line, typed.trial, typed.trials) == (
+            "cases/a.yaml::A", "cases/a.yaml", 7, 1, 3)
+        assert set(identity) <= typed.model_fields_set
         assert typed == ItemResult.model_validate(masked)
         assert typed.model_dump(mode="json") == masked == copy
         masked["turns"][0]["rules"].append({})  # the copy shares no container with it
