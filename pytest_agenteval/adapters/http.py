@@ -71,8 +71,8 @@ class HttpAdapter:
         except WireError as exc:
             raise AgentError("connection", str(exc)) from None
         status, raw = reply.status, reply.body
-        text = raw.decode("utf-8", errors="replace")
         if not 200 <= status < 300:
+            text = raw.decode("utf-8", errors="replace")
             raise AgentError("http_status", f"HTTP {status}: {clip(text, _SNIPPET)}", status)
         return self.parse(raw, status)
 
