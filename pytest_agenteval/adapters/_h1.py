@@ -159,7 +159,7 @@ class Wire:
     async def _once(self, method: str, url: str, body: bytes | None,
                     headers: Mapping[str, str]) -> Reply:
         key = _endpoint(url)
-        head = self._head(method, url, key, body, headers)
+        head = self._head(method, url, body, headers)
         conn = await self._acquire(key)
         keep = False
         try:
@@ -185,13 +185,13 @@ class Wire:
             else:
                 conn.close()
 
-    def _head(self, method: str, url: str, key: tuple[str, str, int], body: bytes | None,
+    def _head(self, method: str, url: str, body: bytes | None,
               headers: Mapping[str, str]) -> bytes:
         """The request line and headers: the caller's (a name in any case replaces the
         default of that name), the body's length, basic auth from the URL as aiohttp
         sends it. All but the length are made once for a method, URL and headers."""
         sized = body is not None or method in ("POST", "PUT", "PATCH")
-        lines = _lines(method, url, key, tuple(headers.items()), self._user_agent)
+        lines = _lines(method, url, tuple(headers.items()), self._user_agent)
         if sized:
             lines += f"\r\nContent-Length: {len(body or b'')}"
         return (lines + "\r\n\r\n").encode("utf-8")
@@ -256,12 +256,12 @@ def _endpoint(url: str) -> tuple[str, str, int]:
 
 
 @lru_cache(maxsize=256)
-def _lines(method: str, url: str, key: tuple[str, str, int],
-           headers: tuple[tuple[str, str], ...], user_agent: str) -> str:
+def _lines(method: str, url: str, headers: tuple[tuple[str, str], ...],
+           user_agent: str) -> str:
     """The request line and the headers but the body's length, without the last line
     break (see ``Wire._head``)."""
     parts: SplitResult = urlsplit(url)
-    scheme, host, port = key
+    scheme, host, port = _endpoint(url)
     default_port = port == (443 if scheme == "https" else 80)
     authority = host if ":" not in host else f"[{host}]"
     named = {"host": ("Host", authority if default_port else f"{authority}:{port}"),
