@@ -64,6 +64,26 @@ def test_red_lines_default_to_the_veto_rules_seen() -> None:
     assert list(compute(RedLinesFamily, RED).red_lines) == ["BR-1"]
 
 
+def test_red_lines_fold_keeps_nothing_per_id_of_the_other_rules() -> None:
+    """Every case's own rules have ids of their own: a fold kept for each would grow with
+    the run (two a case in the benchmark) for figures nobody reports."""
+    many = [item(f"i{n}", rules=[row(f"C-{n}:kw#1", "failed"),
+                                 row("BR-2", "passed", origin="ledger"),
+                                 row("BR-1", "failed" if n % 2 else "passed", veto=True,
+                                     origin="ledger")]) for n in range(40)]
+    for red_lines in (None, ["BR-1"]):
+        folder = RedLinesFamily().folder(RunData((), red_lines=red_lines))
+        for it in many:
+            folder.add(it)
+        assert list(folder.per_id) == ["BR-1"]
+        out = folder.result()
+        assert list(out.red_lines) == ["BR-1"]
+        assert (out.red_lines["BR-1"].items_evaluated, out.red_lines["BR-1"].items_failed) \
+            == (40, 20)
+        assert out.items_with_hard_rules == 40
+        assert out.hard_rule_pass_rate.value == pytest.approx(0.5)
+
+
 def test_red_line_broken_before_an_agent_error_still_counts() -> None:
     broken = scenario("x", "error",
                       turn("failed", rules=[row("BR-1", "failed", veto=True, origin="ledger")]),

@@ -98,7 +98,9 @@ class _RedLinesFolder(Folder[RedLinesModel]):
                 self.veto_ids.add(row.rule_id)
                 if row.status == "failed":
                     self.failing_veto.add(item.id)
-            if self.wanted is not None and row.rule_id not in self.wanted:
+            # the red lines: the gate's, else the veto rules (kept per id: the others,
+            # every case's own rules among them, would each hold a fold for nothing)
+            if not (row.veto if self.wanted is None else row.rule_id in self.wanted):
                 continue
             if row.status not in _NO_VERDICT:
                 verdicts.setdefault(row.rule_id, []).append(row.status == "failed")
