@@ -128,7 +128,7 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   2021-06; 「过户费大概2000元」 by 2021 and 「油耗大概5.8L」 by the 6 of 2021-06,
   within the tolerance; 「30米线材」 by the 30 of 8:30); a duration in words
   (「半年」) is no number.
-- `knowledge_not_used`: an approximation (「3万多公里」 for 3.37万公里) is not
+- `knowledge_not_used`: a year alone (「2021年的车」 for a 2021款) is not
   recognised as this car's fact; facts without a telling number (colour,
   gearbox) are not compared by default (`numeric_only`), so 「那台Civic是白色的，
   自动挡」 passes; a sentence that names this car and the other one together

@@ -225,9 +225,32 @@ class KnowledgeNotUsed(Params):
     title: str | None = None
     #: words that name this turn's item whatever its title
     this_item: tuple[str, ...] = ("本车",)
+    #: a telling number (not a year) said approximately, as ``grounded_numbers`` reads
+    #: 「3万多」「将近9万」「9万左右」, is that fact when it fits within this share of it and
+    #: has its unit (「三万多公里」 is 3.37万公里's); 0: only the values themselves
+    tolerance: float = Field(default=0.25, ge=0, le=1)
 
 
 _DIGIT = re.compile(r"\d")
+
+
+def _approx_present(value: str, text: str, tolerance: float) -> bool:
+    """A telling number of ``value`` (≥ 10 or a fraction, not a year) said approximately in
+    ``text``, with the same unit, within ``tolerance`` of it (see :func:`_near`)."""
+    wanted = [(v, u) for _, _, v, u in _numbers_with_units(value)
+              if (v >= 10 or not v.is_integer()) and not (v.is_integer() and 1900 <= v <= 2099)]
+    if not wanted:
+        return False
+    prepared = prepare_numbers(text)
+    for start, end, _, said in number_spans(prepared):
+        kind = _approx(prepared, start, end)
+        if kind is None:
+            continue
+        marker = _APPROX_AFTER.match(prepared[end:end + 3])  # 「3万多公里」: the unit after 多
+        unit = _unit(prepared, end + (marker.end() if marker else 0))
+        if any(u == unit and _near(kind, said, k, tolerance) for k, u in wanted):
+            return True
+    return False
 
 
 def _names(title: str) -> tuple[str, ...]:
@@ -254,7 +277,8 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
 
     Checks the values at ``paths`` (dotted; default every value), by default
     only those with a telling number (mileage, price, dates: a decimal or a
-    number ≥ 10), compared like ``knowledge_points``. A value the user said
+    number ≥ 10), compared like ``knowledge_points``, or said approximately within
+    ``tolerance`` with its unit (「三万多公里」 for 3.37万公里). A value the user said
     themselves may be repeated. A fact said only in sentences that name this turn's item
     (a word of ``title``'s value, or of ``this_item``) is offered as this item's: 「思域查不
     到。您可以看看这台朗逸，3.37万公里」 passes. Not applicable without knowledge.
@@ -266,9 +290,13 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     if p.numeric_only:  # a lone small integer (0 transfers, 1 owner) is no telling fact
         values = [v for v in values
                   if any(n >= 10 or not n.is_integer() for _, n in numbers(v))]
+    def present(value: str, text: str) -> bool:
+        return value_present(value, text) or (
+            p.tolerance > 0 and _approx_present(value, text, p.tolerance))
+
     said = "\n".join([turn.input, *(h["content"] for h in turn.history if h.get("role") == "user")])
-    values = [v for v in values if not value_present(v, said)]  # the user's own words
-    used = [v for v in values if value_present(v, turn.reply)]
+    values = [v for v in values if not present(v, said)]  # the user's own words
+    used = [v for v in values if present(v, turn.reply)]
     title = _at(turn.knowledge, p.title) if p.title else None
     # a name the user used for the car they asked about (「2019款的朗逸」) tells nothing apart
     user = normalize(said)
@@ -277,7 +305,7 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     if used and names:  # a fact said only where the reply names this item is this item's
         folded = [(s, normalize(s)) for s in sentences(turn.reply)]
         told = [s for s, f in folded if not any(n in f for n in names)]
-        used = [v for v in used if any(value_present(v, s) for s in told)]
+        used = [v for v in used if any(present(v, s) for s in told)]
     if used:
         return RuleOutcome.failed(f"states this turn's knowledge: {used}", ", ".join(used))
     return RuleOutcome.passed("no fact of this turn's knowledge in the reply")

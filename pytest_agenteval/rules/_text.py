@@ -208,8 +208,8 @@ _CN_DIGIT = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 
              "八": 8, "九": 9}
 _CN_UNIT = {"十": 10, "百": 100, "千": 1_000}
 #: a Chinese numeral of two characters or more: with 百, 千 or 万 (「三万三千七百」「八万五」), or
-#: before a unit (「十一月」「十二点」), or tens before a measure word (「精修三十张」「五十寸」; not
-#: 「七八个」, a range); 「十分」「万一」「千万别」「一次」 are no numbers
+#: before a unit (「十一月」「十二点」), or tens before a measure word (「精修三十张」
+#: 「五十寸」; not 「七八个」, a range); 「十分」「万一」「千万别」「一次」 are no numbers
 _CN_NUMBER = re.compile(r"[一二两三四五六七八九十][零一二两三四五六七八九十百千万]*[百千万]"
                         r"[零一二两三四五六七八九十百千万]*"
                         r"|[一二两三四五六七八九十][零一二两三四五六七八九十]+"
