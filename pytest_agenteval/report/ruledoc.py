@@ -96,8 +96,11 @@ Deterministic matching has edges. On replies reviewers wrote blind, from the
 rules' descriptions alone, to trip them, the rules judged 51 of 83, 53 of 72,
 61 of 73, 52 of 62, 75 of 90, 74 of 84, 43 of 52 (replies formatted in
 Markdown as LLM bots write them), 38 of 52 (scripted bots, English and
-Cantonese), 50 of 58, 18 of 24 (long conversations) and 19 of 24 (corrections,
-conditionals, contrasts) right on first sight, and the rules
+Cantonese), 50 of 58, 18 of 24 (long conversations), 19 of 24 (corrections,
+conditionals, contrasts) and 60 of 69 (an eighth set, most of it in seven
+other businesses: a gym, a pet hospital, a driving school, a wedding
+photographer, a mobile carrier, a home-renovation company, a dental clinic)
+right on first sight, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
 (scripted, English, Cantonese), 29 of 34, 17 of 20 (long conversations) and 18
@@ -123,7 +126,10 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
 - `handoff` (BR-005): a hand-off of another matter in the same reply
   (「最低8.5万就能拿走，手续让销售跟您对接」) passes, and so does one offered as a
   hypothetical and then waved away (「如果您不放心，可以让店家帮您查一下；不过其实不用
-  麻烦，这台车没出过任何事故」).
+  麻烦，这台车没出过任何事故」), and so does a reply that decides itself and only
+  says whom to meet (「周日下午两点没问题，车给您留着，到店后直接找销售就行」). BR-004
+  (`no_commitment`, a veto rule) fails the first and the last, so their cases
+  fail.
 - `grounded_numbers`: units are not compared (「质保6个月」 is grounded by the 6 of
   2021-06; 「过户费大概2000元」 by 2021 and 「油耗大概5.8L」 by the 6 of 2021-06,
   within the tolerance; 「30米线材」 by the 30 of 8:30); a duration in words
