@@ -141,7 +141,10 @@ OFFER = (r"(有|还有)现车", r"现车(有|在|充足)", r"有车(可|能)?(�
          r"随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)[^，,。]{0,4}(试驾|看车|看房|到店)",
          r"(几点|什么时候|哪天|哪个时间)(来|到|过来|到店|来看|试驾)(都|也)(行|可以|没问题|ok)",
          r"(给|帮|为)(您|你)\s*(约|预约|留|保留|锁|锁定|预留|预定|订|占|hold)(好|了|上|着|住|下)?",
-         r"还(空着|有空位)", r"(还)?有(档期|空位|位置)")
+         r"还(空着|有空位)", r"(还)?有(档期|空位|位置)",
+         # 「You're all set for tomorrow's 7:30pm trial」「I've booked you in」
+         r"(you'?re|you’re|you are)\s+(all\s+)?(set|booked|confirmed|reserved|locked\s+in)",
+         r"(i'?ve|we'?ve|i’ve|we’ve|i have|we have)\s+(booked|reserved|held|locked)")
 SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否",
            r"(您|你)(想|要|打算|准备|计划|说)")
 DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?(保证|承诺)",
