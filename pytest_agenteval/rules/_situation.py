@@ -51,10 +51,14 @@ __all__ = [
 P = TypeVar("P", bound=BaseModel)
 
 #: a mainland mobile number in any spacing, in digits (NFKC: full-width digits are ASCII) or
-#: spoken (一三八…)
+#: spoken (一三八…); and any number of 7 to 12 digits the user labels as a phone
+#: (「我電話係 9123 4567」 in Hong Kong, 「座机 021-12345678」), but one that starts with 1
+#: (a mainland mobile short of a digit is no contact yet)
 CONTACT_GIVEN = (r"(?<!\d)(?:\+?86[\s\-]?)?1[3-9](?:[\s\-]?\d){9}(?!\d)",
                  r"(?<![零〇幺一二两三四五六七八九])[一幺][三四五六七八九](?:[\s\-]?[零〇幺一二两三四五六七八九]){9}"
-                 r"(?![零〇幺一二两三四五六七八九])")
+                 r"(?![零〇幺一二两三四五六七八九])",
+                 r"(电话|手机|座机|联系方式|tel|phone|mobile|whatsapp)(号码|号)?\s*(是|系|係|为|:|：)?"
+                 r"\s*(?:\+\d{1,3}[\s\-]?)?(?!1)\d(?:[\s\-]?\d){6,11}(?!\d)")
 #: the user ends the conversation or refuses
 USER_ENDS = ("不用了", "不需要了", "再见", "拜拜", r"(?<!\d)88(?!\d)", "先这样", "就这样吧",
              "算了(?!一?下)", "不买了", "不考虑了", "不看了", "没兴趣", "不感兴趣",
