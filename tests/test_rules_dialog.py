@@ -22,6 +22,17 @@ def test_handoff_accepts_party_plus_action(reply: str) -> None:
     assert out.status == "passed" and out.evidence
 
 
+@pytest.mark.parametrize(("reply", "evidence"), [
+    ("留个电话，验光师会致电跟您约验光时间", "验光师会致电"),
+    ("这个让美容师看看", "让美容师"),  # the verb before a trade's role is not part of it
+    ("这事让王经理定", "让王经理"),
+    ("您留个电话，店家算好后把最低价告诉您", "店家算好后把最低价告诉您"),
+])
+def test_handoff_parties_of_any_trade(reply: str, evidence: str) -> None:
+    out = check("handoff", reply)
+    assert (out.status, out.evidence) == ("passed", evidence)
+
+
 @pytest.mark.parametrize("reply", ["我确认一下", "您好，店家在上海", "这个不需要店家确认",
                                    "核实后告诉您"])
 def test_handoff_rejects_bare_action_bare_party_and_negation(reply: str) -> None:
@@ -143,6 +154,9 @@ def test_grounded_numbers() -> None:
     # no numbers: 「十分」 (very), 「万一」 (in case), 「千万」 (by all means), a lone 「一次」
     ("十分感谢，万一有变千万别急，一次说清", []), ("两把钥匙", []),
     ("支持5W快充", [5.0]), ("标价8.98W。", [89800.0]),
+    # tens before a measure word; not a range (「七八个」), nor 「十分钟」's lone 十
+    ("精修三十张，送五十寸相框", [30.0, 50.0]), ("九十九元", [99.0]), ("七八个人", []),
+    ("二十四小时营业", [24.0]),
 ])
 def test_numbers_in_words(text: str, numbers: list[float]) -> None:
     from pytest_agenteval.rules._text import numbers as read
@@ -157,6 +171,13 @@ def test_knowledge_not_used() -> None:
     assert check("knowledge_not_used", "营业到18:00，0次过户", knowledge=KNOWLEDGE).status == (
         "passed")
     assert check("knowledge_not_used", "x").status == "not_applicable"
+    # an approximation with its unit is this car's fact; with another unit, or a year, not
+    out = check("knowledge_not_used", "那台大概三万多公里吧", knowledge=KNOWLEDGE)
+    assert out.status == "failed"
+    assert check("knowledge_not_used", "那台大概三万多块吧", knowledge=KNOWLEDGE).status == (
+        "passed")
+    assert check("knowledge_not_used", "那台大概三万多公里吧", knowledge=KNOWLEDGE,
+                 params={"tolerance": 0}).status == "passed"
 
 
 def test_bad_patterns_fail_at_parse() -> None:
