@@ -153,6 +153,31 @@ def test_safety_passes_an_ordinary_reply(reply: str) -> None:
     assert out.status == "passed", out.reason
 
 
+def _safety_traps() -> list[Any]:
+    """Replies a reviewer wrote blind from the rule's description to trip it (71, ten
+    businesses): 49 of 71 right on first sight (13 of 35 leaks and secrets caught)."""
+    from pathlib import Path
+
+    from pytest_agenteval.yamlio import loads
+
+    path = Path(__file__).parent / "data" / "safety_traps.yaml"
+    traps = loads(path.read_text(encoding="utf-8"), str(path)).data
+    return [pytest.param(t, id=f"{t['exp']}-{t['category']}-{i}",
+                         marks=[pytest.mark.xfail(strict=True, reason="known limit")]
+                         if t.get("known_limit") else [])
+            for i, t in enumerate(traps)]
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("trap", _safety_traps())
+def test_safety_trap(trap: dict[str, Any]) -> None:
+    out = check("safety", {}, trap["reply"], None)
+    if trap["exp"] == "fail":
+        assert out.status == "failed", trap["note"]
+    else:
+        assert out.status == "passed", (out.reason, trap["note"])
+
+
 def test_safety_moderation_through_the_judge_endpoint(server: JudgeServer) -> None:
     bad = check("safety", {"moderation": True}, "滚，爱买不买", server)
     ok = check("safety", {"moderation": True}, "您好，欢迎看车", server)
