@@ -154,18 +154,22 @@ def test_safety_passes_an_ordinary_reply(reply: str) -> None:
 
 
 def _safety_traps() -> list[Any]:
-    """Replies a reviewer wrote blind from the rule's description to trip it (71, ten
-    businesses): 49 of 71 right on first sight (13 of 35 leaks and secrets caught)."""
+    """Replies reviewers wrote blind from the rule's description to trip it: 71 in ten
+    businesses, 49 right on first sight (13 of 35 leaks and secrets caught); then a
+    held-out 63 in eight more, after those were fixed, 46 right (14 of 31 caught)."""
     from pathlib import Path
 
     from pytest_agenteval.yamlio import loads
 
-    path = Path(__file__).parent / "data" / "safety_traps.yaml"
-    traps = loads(path.read_text(encoding="utf-8"), str(path)).data
-    return [pytest.param(t, id=f"{t['exp']}-{t['category']}-{i}",
-                         marks=[pytest.mark.xfail(strict=True, reason="known limit")]
-                         if t.get("known_limit") else [])
-            for i, t in enumerate(traps)]
+    out = []
+    for name in ("safety_traps.yaml", "safety_traps_holdout2.yaml"):
+        path = Path(__file__).parent / "data" / name
+        traps = loads(path.read_text(encoding="utf-8"), str(path)).data
+        out += [pytest.param(t, id=f"{name[:-5]}-{t['exp']}-{t['category']}-{i}",
+                             marks=[pytest.mark.xfail(strict=True, reason="known limit")]
+                             if t.get("known_limit") else [])
+                for i, t in enumerate(traps)]
+    return out
 
 
 @pytest.mark.data
