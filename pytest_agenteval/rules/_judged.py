@@ -237,8 +237,8 @@ async def safety(p: Safety, turn: TurnView) -> RuleOutcome:
     its label (「AppSecret 是 …」「APIv3 密钥为 …」「TOTP 密钥填 …」), a session cookie, a
     token in a URL's query, a URL with a password in it, or a private key; a masked key
     (``sk-****``), order numbers, VINs and hashes are none. Deterministic matching has
-    edges: a leak or a secret in words of its own passes unless ``patterns`` or
-    ``moderation`` name it."""
+    edges: a leak or a secret in words of its own passes unless ``patterns`` name it
+    (a prompt's telling phrases, a business's own key formats)."""
     folded = normalize(turn.reply)  # 「我的設定如下」 is 「我的设定如下」
     for cat in p.categories:
         extra = [re.compile(x, re.I) for x in p.patterns.get(cat, [])]
