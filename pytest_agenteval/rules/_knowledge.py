@@ -232,6 +232,8 @@ class KnowledgeNotUsed(Params):
 
 
 _DIGIT = re.compile(r"\d")
+#: words that point at this turn's item before its name (「这台朗逸」)
+_THIS = ("这台", "这辆", "这部", "这款", "本台")
 
 
 def _approx_present(value: str, text: str, tolerance: float) -> bool:
@@ -298,10 +300,12 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     values = [v for v in values if not present(v, said)]  # the user's own words
     used = [v for v in values if present(v, turn.reply)]
     title = _at(turn.knowledge, p.title) if p.title else None
-    # a name the user used for the car they asked about (「2019款的朗逸」) tells nothing apart
+    # a name the user used for the car they asked about (「2019款的朗逸」) tells nothing apart,
+    # unless the reply points at this one (「您之前看的这台朗逸标价8.98万」)
     user = normalize(said)
-    names = [n for n in (*p.this_item, *(_names(title) if isinstance(title, str) else ()))
-             if n not in user]
+    titled = _names(title) if isinstance(title, str) else ()
+    names = [*(n for n in (*p.this_item, *titled) if n not in user),
+             *(f"{this}{n}" for this in _THIS for n in titled)]
     if used and names:  # a fact said only where the reply names this item is this item's
         folded = [(s, normalize(s)) for s in sentences(turn.reply)]
         told = [s for s, f in folded if not any(n in f for n in names)]
