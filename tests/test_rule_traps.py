@@ -44,14 +44,16 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: cross-turn rules (``rule_traps_dialogs.yaml``: 18 of 24) and replies hard to read right
 #: (``rule_traps_hard.yaml``: 19 of 24), and an eighth held-out set written blind from the
 #: rules' business descriptions, a majority in seven other businesses
-#: (``rule_traps_holdout8.yaml``: 60 of 69)
+#: (``rule_traps_holdout8.yaml``: 60 of 69), and a ninth after those were fixed, in ten more
+#: businesses (``rule_traps_holdout9.yaml``: 59 of 66)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
                       "rule_traps_holdout5.yaml", "rule_traps_holdout6.yaml",
                       "rule_traps_markdown.yaml", "rule_traps_scripted.yaml",
                       "rule_traps_holdout7.yaml", "rule_traps_dialogs.yaml",
-                      "rule_traps_hard.yaml", "rule_traps_holdout8.yaml")
+                      "rule_traps_hard.yaml", "rule_traps_holdout8.yaml",
+                      "rule_traps_holdout9.yaml")
     for trap in _read(name)]
 
 

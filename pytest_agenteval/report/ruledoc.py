@@ -97,10 +97,11 @@ rules' descriptions alone, to trip them, the rules judged 51 of 83, 53 of 72,
 61 of 73, 52 of 62, 75 of 90, 74 of 84, 43 of 52 (replies formatted in
 Markdown as LLM bots write them), 38 of 52 (scripted bots, English and
 Cantonese), 50 of 58, 18 of 24 (long conversations), 19 of 24 (corrections,
-conditionals, contrasts) and 60 of 69 (an eighth set, most of it in seven
+conditionals, contrasts), 60 of 69 (an eighth set, most of it in seven
 other businesses: a gym, a pet hospital, a driving school, a wedding
 photographer, a mobile carrier, a home-renovation company, a dental clinic)
-right on first sight, and the rules
+and 59 of 66 (a ninth, in ten more: a flower shop, a pharmacy, a bike shop,
+a bakery, a tea house …) right on first sight, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
 (scripted, English, Cantonese), 29 of 34, 17 of 20 (long conversations), 18
@@ -142,7 +143,10 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   bot's own service terms (「15天内」「24小时」「3个工作日」) is not checked, even where
   it is an earlier item's fact (BR-016: 「下单后15天内送到」 of the table, said of
   the sofa).
-- `knowledge_not_used`: a year alone (「2021年的车」 for a 2021款) is not
+- `knowledge_not_used`: BR-014 of the shipped ledger reads the dealer's
+  knowledge (`paths: [carConfigInfo]`, `title: carConfigInfo.title`): another
+  business names its item's fields and title in its own ledger, or the rule
+  sees nothing of its knowledge; a year alone (「2021年的车」 for a 2021款) is not
   recognised as this car's fact; facts without a telling number (colour,
   gearbox) are not compared by default (`numeric_only`), so 「那台Civic是白色的，
   自动挡」 passes; a sentence that names this car and the other one together
