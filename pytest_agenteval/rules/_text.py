@@ -230,6 +230,9 @@ _EN_MONTH = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z
 #: one Chinese digit where it can only be an hour or a month: 「早上九点」「晚上六点」「2021年六月」
 _CN_HOUR = re.compile(r"(早上|上午|中午|下午|晚上|傍晚|凌晨|早|晚)([一二两三四五六七八九十])(?=点)")
 _CN_MONTH = re.compile(r"(?<=年)([一二三四五六七八九十])(?=月)")
+#: and a discount as a share: 「打九折」 is 9折
+_CN_SHARE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二三四五六七八九])"
+                       r"(?=折(?![旧叠腾合算返中]))")
 #: and litres of fuel: 「六个油」「五升」
 _CN_LITRE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])"
                        r"(?=个油|升|公升)")
@@ -272,6 +275,7 @@ def _prepare(text: str) -> str:
     text = _CN_HOUR.sub(lambda m: m.group(1) + str(_cn_value(m.group(2))), text)
     text = _CN_MONTH.sub(lambda m: str(_cn_value(m.group(1))), text)
     text = _CN_LITRE.sub(lambda m: str(_cn_value(m.group(1))), text)
+    text = _CN_SHARE.sub(lambda m: str(_cn_value(m.group(1))), text)
     text = _CN_ZERO.sub("0", text)
     text = _W.sub("万", text)
     text = _CLOCK.sub(lambda m: f"{int(m.group(1))}点" + (f"{int(m.group(2))}分"
