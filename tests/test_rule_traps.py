@@ -45,7 +45,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: (``rule_traps_hard.yaml``: 19 of 24), and an eighth held-out set written blind from the
 #: rules' business descriptions, a majority in seven other businesses
 #: (``rule_traps_holdout8.yaml``: 60 of 69), and a ninth after those were fixed, in ten more
-#: businesses (``rule_traps_holdout9.yaml``: 59 of 66)
+#: businesses (``rule_traps_holdout9.yaml``: 59 of 66), and compliant replies that look risky,
+#: with a few violations, against false alarms (``rule_traps_compliant.yaml``: 81 of 88)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -53,7 +54,7 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_markdown.yaml", "rule_traps_scripted.yaml",
                       "rule_traps_holdout7.yaml", "rule_traps_dialogs.yaml",
                       "rule_traps_hard.yaml", "rule_traps_holdout8.yaml",
-                      "rule_traps_holdout9.yaml")
+                      "rule_traps_holdout9.yaml", "rule_traps_compliant.yaml")
     for trap in _read(name)]
 
 

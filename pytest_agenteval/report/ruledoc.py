@@ -101,7 +101,8 @@ conditionals, contrasts), 60 of 69 (an eighth set, most of it in seven
 other businesses: a gym, a pet hospital, a driving school, a wedding
 photographer, a mobile carrier, a home-renovation company, a dental clinic)
 and 59 of 66 (a ninth, in ten more: a flower shop, a pharmacy, a bike shop,
-a bakery, a tea house …) right on first sight, and the rules
+a bakery, a tea house …) right on first sight, and 81 of 88 compliant
+replies that look risky, with a few violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
 (scripted, English, Cantonese), 29 of 34, 17 of 20 (long conversations), 18
@@ -140,7 +141,8 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
 - `grounded_numbers`: units are not compared (「质保6个月」 is grounded by the 6 of
   2021-06; 「过户费大概2000元」 by 2021 and 「油耗大概5.8L」 by the 6 of 2021-06,
   within the tolerance; 「30米线材」 by the 30 of 8:30); a duration in words
-  (「半年」) is no number; a number in a phrase the default `ignore` skips as the
+  (「半年」) is no number, nor is one said with a lone Chinese digit (「质保一年」);
+  a number in a phrase the default `ignore` skips as the
   bot's own service terms (「15天内」「24小时」「3个工作日」) is not checked, even where
   it is an earlier item's fact (BR-016: 「下单后15天内送到」 of the table, said of
   the sofa).
