@@ -55,7 +55,8 @@ PARTIES = ("店家", "门店", "店里", "店长", "店员", "销售", "顾问",
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
                  "告诉(您|你)", "约(您|你)", r"报(个|一个|一下)?[^，,。！？!?]{0,6}(价|报价)",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
-                 "来电", "发给?(您|你)", "打给(您|你)", "帮(您|你)", "通知", "决定", "拍板", "定夺",
+                 "来电", "发给?(您|你)", "打(给|俾|畀)(您|你)", "帮(您|你)", "通知", "决定", "拍板",
+                 "定夺",
                  "回(个|一个)?电话", "(跟|和|与)(您|你)(谈|聊)",
                  "回(您)?消息", "详细(聊|说)", "说了算", "confirm", "call(您|你)",
                  r"call\s*(you|u)\b", "contact you", "get back to you", "follow up", "check",
@@ -147,7 +148,10 @@ OFFER = (r"(有|还有)现车", r"现车(有|在|充足)", r"有车(可|能)?(�
          r"还(空着|有空位)", r"(还)?有(档期|空位|位置)",
          # 「You're all set for tomorrow's 7:30pm trial」「I've booked you in」
          r"(you'?re|you’re|you are)\s+(all\s+)?(set|booked|confirmed|reserved|locked\s+in)",
-         r"(i'?ve|we'?ve|i’ve|we’ve|i have|we have)\s+(booked|reserved|held|locked)")
+         r"(i'?ve|we'?ve|i’ve|we’ve|i have|we have)\s+(booked|reserved|held|locked)",
+         # 「it's definitely still available」「we'll keep it for you」
+         r"(it'?s|it’s|it is)\s+((definitely|certainly|still)\s+)+(available|in stock|there)",
+         r"(we'?ll|we’ll|we will|i'?ll|i’ll|i will)\s+(keep|hold|reserve|save)\s+it\s+for\s+you")
 SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否",
            r"(您|你)(想|要|打算|准备|计划|说)")
 DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?(保证|承诺)",
@@ -500,7 +504,10 @@ class StatesValue(Compiles):
                               "(审核|检测|评估|核算|查询|处理|办理|诊断)结果[^，,。]{0,8}"
                               "(发|告诉|通知|短信|回复|告知)",
                               "(发|告诉|通知|短信|回复|告知)[^，,。]{0,8}"
-                              "(审核|检测|评估|核算|查询|处理|办理|诊断)结果")
+                              "(审核|检测|评估|核算|查询|处理|办理|诊断)结果",
+                              # 「we'll text you the e-ticket」「the locksmith will call you」
+                              r"\b(we|our\s+[a-z]+|the\s+[a-z]+)\s*(will|'ll|’ll)\s+(call|text|"
+                              r"email|message|send|contact|get back to)\s+you")
 
 
 @rule("states_value", params=StatesValue)
