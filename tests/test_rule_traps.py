@@ -95,7 +95,9 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: English or Cantonese bots (21 of 28), a fifth held-out set after those (29 of 34) and
 #: long conversations (17 of 20) and BR-004 on replies hard to read right (18 of 20), and a
 #: sixth held-out set written blind from the rules' descriptions, most of it in eight other
-#: businesses (57 of 68), and a seventh after that one was fixed, in ten more (60 of 66). ``na``:
+#: businesses (57 of 68), and a seventh after that one was fixed, in ten more (60 of 66), and
+#: compliant replies that look risky, with a few violations, against false alarms (87 of 92).
+#: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
     trap for name in ("situation_traps.yaml", "situation_traps_holdout.yaml",
@@ -103,7 +105,8 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_holdout4.yaml", "situation_traps_markdown.yaml",
                       "situation_traps_scripted.yaml", "situation_traps_holdout5.yaml",
                       "situation_traps_dialogs.yaml", "situation_traps_hard.yaml",
-                      "situation_traps_holdout6.yaml", "situation_traps_holdout7.yaml")
+                      "situation_traps_holdout6.yaml", "situation_traps_holdout7.yaml",
+                      "situation_traps_compliant.yaml")
     for trap in _read(name)]
 
 
