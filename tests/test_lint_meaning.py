@@ -342,6 +342,23 @@ def test_a_real_id_number_an_e_mail_and_an_api_key_are_errors(lint: Lint) -> Non
         "it: a case file is shared and reported; take keys from the environment"]
 
 
+def test_credentials_in_a_case_file_are_read_as_the_safety_rule_reads_them(lint: Lint) -> None:
+    """One reading of a credential for the rule and for lint: a password with its value
+    is one; a placeholder, a guests' Wi-Fi password and a meeting passcode are none."""
+    got = lint({"a.yaml": _file("""\
+        cases:
+          - id: A-1
+            request: {input: 后台账号 admin，密码是 Yx@2024#store}
+          - id: A-2
+            request:
+              input: 门店Wi-Fi名称：Guest，密码：douyu2024；会议 ID 825 3312 0498，密码 628104
+              extra: {api_key: "API_KEY=xxxxxxxxxxxxxxxxxxxx"}
+        """)})
+    assert got.errors == [
+        "cases/a.yaml:12 [cases[0].request.input]: an API key or credential (密码是 Yx…); "
+        "remove it: a case file is shared and reported; take keys from the environment"]
+
+
 def test_placeholders_are_recognised_by_shape() -> None:
     assert placeholder_phone("13800000000") and placeholder_phone("13912345678")
     assert placeholder_phone("15900001234") and placeholder_phone("18687654321")

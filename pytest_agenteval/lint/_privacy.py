@@ -20,19 +20,17 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import itertools
-import re
 import unicodedata
 from collections.abc import Iterator
 
 from ..model import field_name
 from ..privacy import Masker, PersonalDatum
-from ..rules._judged import SECRET_SHAPES
+from ..rules._judged import find_secrets
 from ..yamlio import Location
 from ._registry import Finding, LintFile, check
 
 __all__ = ["placeholder_phone", "real_email", "real_id_number"]
 
-_KEYS = re.compile("|".join(f"(?:{p})" for p in SECRET_SHAPES), re.IGNORECASE)
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _RESERVED = (".example.com", ".example.net", ".example.org", ".example", ".test", ".invalid",
              ".localhost")
@@ -114,7 +112,7 @@ def personal_data(f: LintFile) -> Iterator[Finding]:
             if _real(datum):
                 yield Finding(where, fields.at(n), f"a real-looking {_WORDS[datum.kind]} "
                               f"({_SHOW.text(datum.raw)})", _FIX)
-        for m in _KEYS.finditer(line):
+        for m in find_secrets(line):
             if m.group(0) not in mask.allow:
                 yield Finding(where, fields.at(n), f"an API key or credential "
                               f"({m.group(0)[:6]}…)", "remove it: a case file is shared and "
