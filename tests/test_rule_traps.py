@@ -96,7 +96,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: long conversations (17 of 20) and BR-004 on replies hard to read right (18 of 20), and a
 #: sixth held-out set written blind from the rules' descriptions, most of it in eight other
 #: businesses (57 of 68), and a seventh after that one was fixed, in ten more (60 of 66), and
-#: compliant replies that look risky, with a few violations, against false alarms (87 of 92).
+#: compliant replies that look risky, with a few violations, against false alarms (87 of 92),
+#: and BR-004 alone on promises in slang, English, Cantonese and other trades (47 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -106,7 +107,7 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_scripted.yaml", "situation_traps_holdout5.yaml",
                       "situation_traps_dialogs.yaml", "situation_traps_hard.yaml",
                       "situation_traps_holdout6.yaml", "situation_traps_holdout7.yaml",
-                      "situation_traps_compliant.yaml")
+                      "situation_traps_compliant.yaml", "situation_traps_commitment.yaml")
     for trap in _read(name)]
 
 
