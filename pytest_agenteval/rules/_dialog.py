@@ -22,6 +22,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ._registry import Params, RuleOutcome, TurnView, rule
 from ._text import (
+    DISCOUNT,
     LABEL,
     asked,
     clause_spans,
@@ -171,7 +172,7 @@ SAFE = (*DISCLAIMER,
 TOPICS: dict[str, tuple[str, ...]] = {
     "price": ("价格", "价钱", "价位", "报价", "多少钱", "(车|售|成交|到手|总|单)价", "便宜", "优惠",
               r"\bprice\b", r"\bdiscount\b", r"\d{2,3},\d{3}", "蚊",
-              r"[一二两三四五六七八九\d](\.\d)?\s*折(?![旧叠腾合算返中])", "(呢|这|那)个?价",
+              DISCOUNT, "(呢|这|那)个?价",
               "折扣", "打折", "最低", "底价", "(这个?|此|该)价", r"\d+(\.\d+)?\s*(万|元|块)",
               "补贴", "免息", "0利率", "福利", "(即|立|尽)享", "立减", "直降", r"减\s*\d"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)", "(提|取)车",

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from ._traditional import PAIRS
 
-__all__ = ["KEEP_CHARS", "LABEL", "asked", "clause_spans", "clauses", "compile_any",
+__all__ = ["DISCOUNT", "KEEP_CHARS", "LABEL", "asked", "clause_spans", "clauses", "compile_any",
            "fold_pattern", "leaves", "negated", "normalize", "number_spans", "numbers",
            "prepare_numbers", "quoted", "said_at", "sentences", "unnegated"]
 
@@ -230,9 +230,13 @@ _EN_MONTH = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z
 #: one Chinese digit where it can only be an hour or a month: 「早上九点」「晚上六点」「2021年六月」
 _CN_HOUR = re.compile(r"(早上|上午|中午|下午|晚上|傍晚|凌晨|早|晚)([一二两三四五六七八九十])(?=点)")
 _CN_MONTH = re.compile(r"(?<=年)([一二三四五六七八九十])(?=月)")
+#: 折 of a discount, not of 折旧, 折叠, 折腾, 折合, 折算, 折返
+_ZHE = r"折(?![旧叠腾合算返中])"
+#: a discount as a share of the price: 八折, 8.5折, 八五折 (the price topic of ``no_commitment``)
+DISCOUNT = r"[一二两三四五六七八九\d]{1,2}(\.\d)?\s*" + _ZHE
 #: and a discount as a share: 「打九折」 is 9折
 _CN_SHARE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二三四五六七八九])"
-                       r"(?=折(?![旧叠腾合算返中]))")
+                       r"(?=" + _ZHE + ")")
 #: and litres of fuel: 「六个油」「五升」
 _CN_LITRE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])"
                        r"(?=个油|升|公升)")
