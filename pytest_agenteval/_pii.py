@@ -59,7 +59,7 @@ _S = rf"(?:%20|&nbsp;|&#160;|\\u00a0|\\u0020|\\n|\\[-.]|[{re.escape(_SEP_CHARS)}
 #: an ID number's last character, as written or said (叉)
 _X = "XxＸｘ叉"
 #: a digit right after ``%`` is a URL escape's (``%2B``, ``%E6``), never a number's
-RUN = _RUN = re.compile(rf"(?<!%)[{_D}](?:{_S}{{0,3}}[{_D}])*(?:[{_X}](?![A-Za-z]))?")
+RUN = _RUN = re.compile(rf"(?<!%)[{_D}](?:{_S}{{0,3}}[{_D}])*(?:[ \u3000]?[{_X}](?![A-Za-z]))?")
 _CN = re.escape("".join(_SPOKEN))
 _NOT_CN = re.escape("".join(c for c in DIGIT_VALUE if c not in _SPOKEN))
 #: a run read from its start: a separator (``%20``, ``\\u00a0`` whole, digits and all),
@@ -284,16 +284,18 @@ def _number(run: _Run, i: int, j: int) -> tuple[Kind, str, str] | None:
 
 def _identity(run: _Run, i: int, j: int, chars: str,
               value: str) -> tuple[Kind, str, str] | None:
-    """An ID number: 18 characters (in one piece not glued to a code's letters, or with a
-    valid date of birth); an old 15-digit one with a valid date of birth where a document
-    word comes shortly before it (15 digits alone are an IMEI, an IMSI or a waybill far
-    more often: those IDs have not been valid since 2013); a Malaysian MyKad number
-    (``900512-14-5567``)."""
+    """An ID number: 18 characters (in one piece not glued to a code's letters and, after a
+    code word, with a province's code; or with a valid date of birth); an old 15-digit one
+    with a valid date of birth where a document word comes shortly before it (15 digits
+    alone are an IMEI, an IMSI or a waybill far more often: those IDs have not been valid
+    since 2013); a Malaysian MyKad number (``900512-14-5567``)."""
     n = len(value)
     if "X" in value[:-1]:
         return None
+    # one piece after a code word (订单号 202406180000123456) must look like an ID number too
     if n == 18 and value[0] in "123456789" and (
-            (i == j and not run.glued(i)) or _date(value[6:14])):
+            (i == j and not run.glued(i) and (not run.coded or value[:2] in _PROVINCES))
+            or _date(value[6:14])):
         return "id_number", value, _stars(chars, 3, 4) if i == j else _stars(_shown(chars), 3, 4)
     if n == 15 and value[-1] != "X" and value[:2] in _PROVINCES and run.documented \
             and _date("19" + value[6:12]):
@@ -391,6 +393,9 @@ def _runs(text: str) -> list[Span]:
         start = m.start()
         groups = [(start + g.start(), start + g.end(), g.group(0))
                   for g in _TOKEN.finditer(m.group(0)) if g.group("group")]
+        if groups and groups[-1][1] < m.end() and m.group(0)[-1] in _X:
+            # 「… 一零零 叉」: an ID number's check character said apart goes with its last group
+            groups[-1] = (groups[-1][0], m.end(), groups[-1][2] + m.group(0)[-1])
         before = text[max(0, start - 24):start]
         # a + that starts a token (not 3.8.1+2024…, UTC+8)
         plus = before.endswith(("+", "＋", "(+", "（+", "%2B", "%2b")) and not (
