@@ -49,13 +49,16 @@ __all__ = [
 PARTIES = ("店家", "门店", "店里", "店长", "店员", "销售", "顾问", "客服", "专人", "负责人",
            "工作人员", "同事", "经理", "人工", "专员", "师傅", "商家", "老板", "sales", "助理",
            "设计师", "医生", "前台", "老师", "管家", "经纪人", "评估师", "检测师", "技师", "staff",
-           "team", "consultant", "manager", "colleague", "agent",
+           "教练", "调度", "导游", "领队", "护士", "礼宾",
+           "team", "consultant", "manager", "colleague", "agent", "concierge", "coach",
+           "instructor", "front desk", "designer", "technician", "doctor", "dentist",
            # a role of any trade: 美容师, 验光师, 婚宴经理, 王经理 (not taking the verb before
            # it: 「让美容师…」 hands to 美容师)
            r"(?![让请找问叫交转安由跟和与给])[\u4e00-\u9fff]{1,2}(师(?!傅)|经理|主管)")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
                  "告诉(您|你)", "约(您|你)", r"报(个|一个|一下)?[^，,。！？!?]{0,6}(价|报价)",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
+                 "上门", "电话(给|联系)(您|你)",
                  "来电", "发给?(您|你)", "打(给|俾|畀)(您|你)", "帮(您|你)", "通知", "决定", "拍板",
                  "定夺",
                  "回(个|一个)?电话", "(跟|和|与)(您|你)(谈|聊)",
@@ -72,8 +75,9 @@ _DONE = (r"(?<!已)(?<!已经)(?<!为您)(?<!帮您)(?<!无需)(?<!不需要)(?<
 _NUM = (r"(?<!预约)(?<!订单)(?<!会员)(?<!车牌)(?<!身份证)(?<!快递)(?<!排队)(?<!挂号)(?<!验证)"
         r"(?<!房间)(?<!座位)(?<!取件)(?<!工)(?<!编)(?<!账)(?<!单)号码")
 #: whose or which contact: 「再留一个备用联系电话」「紧急联系人的电话」 ask for a contact too
-_WHICH = (r"(备用|其他|另外的?|另一个|常用的?|[\u4e00-\u9fff]{0,2}(紧急联系人|家里人|家人|家长|"
-          r"朋友|同事)的?)?")
+_WHICH = (r"(备用|其他|另外的?|另一个|常用的?|有效的?|真实的?|本人的?|"
+          r"(能|可以|方便)(联系|联络|打通|接通)(上|到)?(您|你)?的|"
+          r"[\u4e00-\u9fff]{0,2}(紧急联系人|家里人|家人|家长|朋友|同事)的?)?")
 #: another channel asked for with the phone, and before it: 「留个微信或电话」
 _OR = r"((微信|vx|wx|qq|邮箱|email|e-mail)号?\s*(或者?|和|、|/|跟|及|or)\s*)?"
 #: a request for the user's contact (「你嘅」「你個」: Cantonese for 「你的」)
@@ -84,7 +88,8 @@ CONTACT_REQUEST = (
     + _WHICH + _OR + r"\s*"
     + r"(手机号码|手机号|手机|手鸡号?|电话号码|电话|联(系|络)方式|" + _NUM + r"|联(系|络)电话|📱"
     r"|☎\ufe0f?|phone( number)?|mobile|tel|contact( number)?)"
-    r"(?!上|里|尾号)",
+    # 「告诉我手机型号」 asks about a handset, not for a contact
+    r"(?!上|里|尾号|型号|品牌|款|壳|屏|膜|配件|维修|回收|估价|套餐)",
     r"给(我|我们)(留|发|报)(一?下|个)?(您|你)?(的)?(手机|电话|联系方式|" + _NUM + r")",
     r"(手机|电话|联系方式|" + _NUM + r")(尾号|号|号码)?(是)?多少",
     r"方便.{0,6}(留|给|提供|告诉|发)(我|我们)?(一?下|个)?((您|你)(的|嘅|个)?)?" + _OR
@@ -101,6 +106,7 @@ CONTACT_REQUEST = (
     r"(还有|有没有)(其他|别的|另外的?|备用)的?(手机|电话|号码|联系方式)",
     r"(leave|share|send|give|provide|drop)\s*(us|me)?\s*(your|a|one|一个|个|一下)?\s*"
     r"((wechat|whatsapp|line|email|e-mail)( id)?\s*(or|and|/)\s*(your\s*)?)?"
+    r"((whatsapp|wechat|line|telegram|signal|viber)\s*)?"
     r"(phone|mobile|contact|number|cell|手机|电话|号码|联系方式)",
     r"(do you have|have you got|any)\s*(a|another)?\s*(backup|other|another|second|spare)\s*"
     r"(phone|number|contact|mobile)",
@@ -224,22 +230,36 @@ def find_party_action(text: str, parties: tuple[str, ...] | list[str],
 
 #: a contact named as a label of the number after it (「登记号码：138****5678」)
 _LABELLED = re.compile(r"\s*[:：]\s*[\d*+]")
+#: a form's blank for the contact, to fill in (「- 手机号：____」「联系电话：（　）」): a request
+#: whatever the patterns, read across the colon that ends a clause
+_BLANK = re.compile(r"(手机号码|手机号|手机|电话号码|联系电话|电话|联系方式|phone|mobile|tel)"
+                    r"(\s*[:：])?\s*(_{2,}|﹍{2,}|\[\s*\]|【\s*】|（\s*）|\(\s*\))", re.IGNORECASE)
+#: any field of a form (「- 姓名：____」), and the words that hand the form over (「请先填写以下
+#: 信息」): they answer nothing
+_FIELD = re.compile(r"[^\n:：，,。！？!?]{1,12}[:：]?\s*"
+                    r"(_{2,}|﹍{2,}|\[\s*\]|【\s*】|（\s*）|\(\s*\))")
+_FILL_IN = re.compile(r"(请|麻烦)?(您)?(先)?(填写|填一下|填好|填|登记)(一下)?(以下|下面|如下)?的?"
+                      r"(信息|资料|内容|表格|表)?(后回复|后发给我|后提交)?(谢谢)?")
 
 
 def contact_requests(norm: str, patterns: tuple[str, ...] | list[str]
                      ) -> Iterator[tuple[int, int]]:
     """Where ``norm`` (normalised text) asks for the user's contact: the (start, end) of
     every contact-request phrase, clause by clause, not after a negation and not inside a
-    quotation (「很多客户担心“留个手机号就被狂打电话”」 asks for nothing)."""
+    quotation (「很多客户担心“留个手机号就被狂打电话”」 asks for nothing), and of every
+    blank of a form for it (:data:`_BLANK`), in the order of the text."""
     regex = compile_any(patterns)
     if regex is None:
         return
+    found = [(m.start(), m.start(1) + len(m.group(1))) for m in _BLANK.finditer(norm)
+             if not quoted(norm, m.start())]
     for start, end in clause_spans(norm):
         clause = norm[start:end]
         for m in regex.finditer(clause):
             if (not negated(clause, m.start()) and not quoted(norm, start + m.start())
                     and not _LABELLED.match(norm, start + m.end())):
-                yield start + m.start(), start + m.end()
+                found.append((start + m.start(), start + m.end()))
+    yield from sorted(set(found)) if found else ()
 
 
 def find_contact_request(text: str, patterns: tuple[str, ...] | list[str]) -> str | None:
@@ -374,6 +394,13 @@ def _opening(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(f"(?:(?:{one.pattern})[呀啊哦呢吧啦嘛哈的哒滴]*)+", re.IGNORECASE)
 
 
+def _blank_asks(text: str, blank: re.Match[str]) -> str:
+    """A form's blank for the contact as words that ask for it: 「请输入您的手机号码：____」
+    keeps its own words, a bare 「- 手机号：____」 reads 「留手机号」."""
+    head = text[text.rfind("\n", 0, blank.start()) + 1:blank.start()]
+    return ("" if _WORDLESS.sub("", head) else "留") + blank.group(1) + "\n"
+
+
 @rule("answers_before_asking", params=AnswersFirst)
 def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
     """A reply that asks for the contact answers something first.
@@ -388,13 +415,17 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
     opener = _opening(p.openers)
     lead_in = compile_any(p.lead_ins)
     before: list[str] = []
-    for clause in clauses(LABEL.sub("", turn.reply)):  # 「【温馨提示】」 answers nothing
+    text = normalize(LABEL.sub("", turn.reply))  # 「【温馨提示】」 answers nothing
+    # a form: its blank for the contact asks for it, its other fields answer nothing
+    text = _FIELD.sub("\n", _BLANK.sub(lambda m: _blank_asks(text, m), text))
+    for clause in clauses(text):
         hit = unnegated(regex, clause) if regex else None
         if hit is None:
             before.append(clause)
             continue
-        said = [c for c in before
-                if not (opener and opener.fullmatch(_WORDLESS.sub("", c).lower()))]
+        said = [c for c in before if (words := _WORDLESS.sub("", c))  # not 「-」 or an emoji
+                and not (opener and opener.fullmatch(words.lower()))
+                and not _FILL_IN.fullmatch(words)]
         head = _WORDLESS.sub("", clause[:hit.start()])
         while opener is not None and (m := opener.match(head)) and m.end():
             head = head[m.end():]  # 「OK～ 麻烦留个…」: an opener without punctuation
@@ -511,6 +542,9 @@ class StatesValue(Compiles):
                               "具体(年份|配置|信息|价格)", "看车时间", "底价", "实车视频",
                               "实拍", "报价单", "详细(资料|信息)", "第一时间", "回电",
                               "降价通知", "(首付|月供|分期|贷款|金融|置换|保险)(方案|政策)",
+                              "(准确|精准|最终)的?(报价|价格|费用|方案)",
+                              "免费[^，,。！？!?]{0,4}(估价|报价|量房|测量|设计|试听|试学|试课|体验|"
+                              "检测|验光|评估)",
                               "(发|推送)[^，,。]{0,6}(提醒|通知)",
                               # a result sent to the user (「审核结果我们会短信发给您」), not
                               # one that decides first (「具体要看检测结果」)

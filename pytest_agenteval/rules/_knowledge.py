@@ -36,6 +36,22 @@ _BELOW = frozenset({"将近", "接近", "近", "不到"})
 _BOUND_AFTER = re.compile(r"^\s*(万|千|元|块)?\s*(以内|以下|之内|以上|封顶|内)")
 _BOUND_BEFORE = re.compile(r"(预算|不超过|最多|至多|最少|至少|控制在)\s*$")
 _SQUASH = re.compile(r"\s+")
+#: a number's unit, after an approximation's marker (「3万多公里」): an approximate number is
+#: grounded only by a number of its unit, where both have one (「约500米」 is not 458元's)
+_MEASURE = re.compile(r"\s*(?:多|余|左右|出头|上下|来|几)?\s*(公里|千米|km|米|m(?![a-z])|元|块|rmb|"
+                      r"平方米|平米|平方|㎡|平|人|晚|个月|月|年|天|小时|分钟|周|%|折|层|楼|次|台|辆|"
+                      r"套|间|张|kg|公斤|斤|克|寸|瓦|w(?![a-z])|升|l(?![a-z]))", re.IGNORECASE)
+_MEASURES = {"千米": "公里", "km": "公里", "m": "米", "块": "元", "rmb": "元", "平方米": "平",
+             "平米": "平", "平方": "平", "㎡": "平", "kg": "公斤", "w": "瓦", "l": "升"}
+
+
+def _measure(prepared: str, end: int) -> str | None:
+    """The unit of the number that ends at ``end`` of a prepared text, or None."""
+    m = _MEASURE.match(prepared, end)
+    if m is None:
+        return None
+    unit = m.group(1).lower()
+    return _MEASURES.get(unit, unit)
 
 
 _UNIT_AFTER = re.compile(r"\s*(公里|千米|km|万公里|元|块|次|年|月|天|号|点|辆|人|座|L|T)",
@@ -165,11 +181,13 @@ def _near(kind: str, value: float, known: float, tolerance: float) -> bool:
     return abs(known - value) <= reach
 
 
-def _source_numbers(text: str) -> list[tuple[float, bool]]:
-    """Every number of a source with whether it is only a bound (「10万以内」)."""
+def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
+    """Every number of a source with whether it is only a bound (「10万以内」) and its
+    unit."""
     prepared = prepare_numbers(text)
     return [(v, bool(_BOUND_AFTER.match(prepared, e) or _BOUND_BEFORE.search(
-        prepared[max(0, s - 4):s]))) for s, e, _, v in number_spans(prepared)]
+        prepared[max(0, s - 4):s])), _measure(prepared, e))
+        for s, e, _, v in number_spans(prepared)]
 
 
 @rule("grounded_numbers", params=GroundedNumbers)
@@ -179,7 +197,8 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     Numbers are compared by value (8.98万 = 89800, 2021.06 = 2021年6月, 21年 =
     2021年). A number marked as approximate is grounded when a source value fits it within
     ``tolerance``: above it for 「3万多」 (33,700 fits; 「9万多」 for 8.98万 does not), below
-    it for 「将近9万」「不到9万」, on either side for 「约9万」「9万左右」; a user's bound
+    it for 「将近9万」「不到9万」, on either side for 「约9万」「9万左右」, and only by a
+    number of its unit where both have one (「约500米」 is not grounded by 458元); a user's bound
     (「预算10万以内」) grounds only itself. Numbers inside an ``ignore``
     pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
@@ -204,10 +223,12 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     for start, end, raw, value in number_spans(text):
         if any(a <= start < b for a, b in spans):
             continue
-        if any(abs(k - value) < 1e-9 for k, _ in known):
+        if any(abs(k - value) < 1e-9 for k, _, _ in known):
             continue
         kind = _approx(text, start, end)
-        if kind and any(_near(kind, value, k, p.tolerance) for k, bound in known if not bound):
+        unit = _measure(text, end) if kind else None
+        if kind and any(_near(kind, value, k, p.tolerance) for k, bound, of in known
+                        if not bound and (unit is None or of is None or of == unit)):
             continue
         bad.append(raw)
     if bad:

@@ -98,11 +98,13 @@ def sentences(text: str) -> list[str]:
 _CLAUSE_END = re.compile(r"[。！？!?；;\n，,、：:…]+")
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?")
 _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
+#: 「唔」 and 「冇」 negate in Cantonese (「唔留电话都冇问题」), but 「唔该」 (please),
+#: 「唔好意思」 (sorry) do not;
 #: 「要不」 (how about: 「要不加个微信」「要不要看看」), 「不过」 (but), 「不如」 (why not),
 #: 「不少」 and 「不错」 are no negation; a negation does not reach past a 「～」
 #: (「您别生气哈～方便留个手机号吗」 asks)
 _NEGATION = re.compile(r"(?<!要)(不(?!过|如|少|错)|没|无法|别|未|暂不|不能|不方便|不支持|不提供|"
-                       r"不用|没有|无需|无须|不必|不敢|没办法|没法|为什么要|凭什么|何必)(方便|能|可以|会|需要|必|用)?(再)?"
+                       r"唔(?!该|好意思)|冇|不用|没有|无需|无须|不必|不敢|没办法|没法|为什么要|凭什么|何必)(方便|能|可以|会|需要|必|用)?(再)?"
                        r"(加|用|给|提供|走|通过|留|添加|向您|跟您)?[^，,。！？!?；;～~]{0,4}$")
 
 
@@ -166,10 +168,16 @@ _EN_NEGATION = re.compile(r"\b(no|not|never|don't|won't|can't|cannot|without)\b"
                           r"(?!\s+(forget|hesitate))[a-z\s']{0,14}$", re.IGNORECASE)
 
 
+#: a question of the form 「X不X」: 「可不可以留个电话」「方唔方便」 ask, they negate nothing
+_A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不唔没冇](?=\1)")
+
+
 def negated(text: str, start: int, window: int = 8) -> bool:
     """True when a negation ends right before ``start`` (「不方便加微信」, 「无法承诺」,
-    「won't send you any promo」)."""
-    return bool(_NEGATION.search(text[max(0, start - window):start])
+    「won't send you any promo」), not in a question 「可不可以…」."""
+    # the character at ``start`` is read too: 「方不方便留…」 matched from 「方便」
+    before = _A_NOT_A.sub("", text[max(0, start - window):start + 1] + "\0")[:-1]
+    return bool(_NEGATION.search(before[:len(before) - (start < len(text))])
                 or _EN_NEGATION.search(text[max(0, start - 20):start]))
 
 
@@ -230,6 +238,10 @@ _EN_MONTH = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z
 #: one Chinese digit where it can only be an hour or a month: 「早上九点」「晚上六点」「2021年六月」
 _CN_HOUR = re.compile(r"(早上|上午|中午|下午|晚上|傍晚|凌晨|早|晚)([一二两三四五六七八九十])(?=点)")
 _CN_MONTH = re.compile(r"(?<=年)([一二三四五六七八九十])(?=月)")
+#: a year read digit by digit: 「二〇二一年」「二零二一年」 → 2021年
+_CN_YEAR = re.compile(r"(?<![零〇一二两三四五六七八九十百千万\d])"
+                      r"([零〇一二三四五六七八九]{4})(?=年)")
+_YEAR_DIGITS = str.maketrans("零〇一二三四五六七八九", "00123456789")
 #: 折 of a discount, not of 折旧, 折叠, 折腾, 折合, 折算, 折返
 _ZHE = r"折(?![旧叠腾合算返中])"
 #: a discount as a share of the price: 八折, 8.5折, 八五折 (the price topic of ``no_commitment``)
@@ -268,13 +280,15 @@ def _cn_value(numeral: str) -> int:
 
 def prepare_numbers(text: str) -> str:
     """``text`` as :func:`number_spans` reads it (NFKC, 2021.06 → 2021-06, 21年 → 2021年,
-    三万三千七百 → 33700, 3.37w → 3.37万, 晚上6点 and 晚上六点 → 18点, 2021年六月 → 2021年6月)."""
+    三万三千七百 → 33700, 3.37w → 3.37万, 晚上6点 and 晚上六点 → 18点,
+    二〇二一年六月 → 2021年6月)."""
     return (_prepare if len(text) > KEEP_CHARS else _prepare_kept)(text)
 
 
 def _prepare(text: str) -> str:
     text = _DATE_DOT.sub(r"\1-\2", normalize(text))
     text = _EN_MONTH.sub(lambda m: f"{m.group(2)}年{_MONTHS[m.group(1)[:3].lower()]}月", text)
+    text = _CN_YEAR.sub(lambda m: m.group(1).translate(_YEAR_DIGITS), text)
     text = _CN_NUMBER.sub(lambda m: str(_cn_value(m.group(0))), text)
     text = _CN_HOUR.sub(lambda m: m.group(1) + str(_cn_value(m.group(2))), text)
     text = _CN_MONTH.sub(lambda m: str(_cn_value(m.group(1))), text)
