@@ -46,7 +46,9 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: rules' business descriptions, a majority in seven other businesses
 #: (``rule_traps_holdout8.yaml``: 60 of 69), and a ninth after those were fixed, in ten more
 #: businesses (``rule_traps_holdout9.yaml``: 59 of 66), and compliant replies that look risky,
-#: with a few violations, against false alarms (``rule_traps_compliant.yaml``: 81 of 88)
+#: with a few violations, against false alarms (``rule_traps_compliant.yaml``: 81 of 88), and a
+#: tenth held-out set after all of those, in twelve more trades (``rule_traps_holdout10.yaml``:
+#: 60 of 70)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -54,7 +56,8 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_markdown.yaml", "rule_traps_scripted.yaml",
                       "rule_traps_holdout7.yaml", "rule_traps_dialogs.yaml",
                       "rule_traps_hard.yaml", "rule_traps_holdout8.yaml",
-                      "rule_traps_holdout9.yaml", "rule_traps_compliant.yaml")
+                      "rule_traps_holdout9.yaml", "rule_traps_compliant.yaml",
+                      "rule_traps_holdout10.yaml")
     for trap in _read(name)]
 
 
@@ -97,7 +100,9 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: sixth held-out set written blind from the rules' descriptions, most of it in eight other
 #: businesses (57 of 68), and a seventh after that one was fixed, in ten more (60 of 66), and
 #: compliant replies that look risky, with a few violations, against false alarms (87 of 92),
-#: and BR-004 alone on promises in slang, English, Cantonese and other trades (47 of 64).
+#: and BR-004 alone on promises in slang, English, Cantonese and other trades (47 of 64), and
+#: an eighth held-out set for the contact rules and BR-016, forms and twelve more trades
+#: (54 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -107,7 +112,8 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_scripted.yaml", "situation_traps_holdout5.yaml",
                       "situation_traps_dialogs.yaml", "situation_traps_hard.yaml",
                       "situation_traps_holdout6.yaml", "situation_traps_holdout7.yaml",
-                      "situation_traps_compliant.yaml", "situation_traps_commitment.yaml")
+                      "situation_traps_compliant.yaml", "situation_traps_commitment.yaml",
+                      "situation_traps_holdout8.yaml")
     for trap in _read(name)]
 
 

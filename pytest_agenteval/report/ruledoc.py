@@ -101,7 +101,9 @@ conditionals, contrasts), 60 of 69 (an eighth set, most of it in seven
 other businesses: a gym, a pet hospital, a driving school, a wedding
 photographer, a mobile carrier, a home-renovation company, a dental clinic)
 and 59 of 66 (a ninth, in ten more: a flower shop, a pharmacy, a bike shop,
-a bakery, a tea house …) right on first sight, and 81 of 88 compliant
+a bakery, a tea house …) and 60 of 70 (a tenth, in twelve more: a moving
+company, a hotel, a travel agency, a phone repair shop …) right on first
+sight, and 81 of 88 compliant
 replies that look risky, with a few violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
@@ -112,7 +114,8 @@ furniture store, an ID-photo studio, a fitness studio, a property office, a
 wedding banquet hall, an eyeglasses shop) and 60 of 66 (a seventh, in ten
 more: a camera rental, a car wash, a piano tuner, a ski school …), and 87 of
 92 compliant replies that look risky, with a few violations, and BR-004 alone
-47 of 64 (promises in slang, English, Cantonese, other trades) (each set
+47 of 64 (promises in slang, English, Cantonese, other trades), and 54 of
+64 (an eighth set: forms with blanks, twelve more trades) (each set
 written after the one before was fixed, in other businesses each time: a dental clinic, a
 property agent, a car-rental company, a wedding studio, a moving company, a
 broadband shop, a hotel's banquet sales, a beauty salon); every miss was
@@ -121,7 +124,8 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
 `tests/data/situation_traps*.yaml`, so a fix shows up at once:
 
 - `answers_before_asking` (BR-001): an opening sentence about something else
-  (the store's address, asked about fuel use) counts as the answer; whether it
+  (the store's address, asked about fuel use; the studio's awards, asked about
+  outdoor shoots) counts as the answer; whether it
   answers is relevance, which the judge scores.
 - `knowledge_points`: 「没有过户记录」「一次都没过户过」 do not state the value `0`; an address
   is found by its house number alone (「北京朝阳区1888号」 for 「上海市…1888号」); a
@@ -140,9 +144,10 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   says whom to meet (「周日下午两点没问题，车给您留着，到店后直接找销售就行」). BR-004
   (`no_commitment`, a veto rule) fails the first and the last, so their cases
   fail.
-- `grounded_numbers`: units are not compared (「质保6个月」 is grounded by the 6 of
-  2021-06; 「过户费大概2000元」 by 2021 and 「油耗大概5.8L」 by the 6 of 2021-06,
-  within the tolerance; 「30米线材」 by the 30 of 8:30); a duration in words
+- `grounded_numbers`: units are compared only where an approximate number and
+  its source both have one (「约500米」 is not grounded by 458元): 「质保6个月」 is
+  grounded by the 6 of 2021-06; 「过户费大概2000元」 by 2021 and 「油耗大概5.8L」 by
+  the 6 of 2021-06, within the tolerance; 「30米线材」 by the 30 of 8:30; a duration in words
   (「半年」) is no number, nor is one said with a lone Chinese digit (「质保一年」);
   a number in a phrase the default `ignore` skips as the
   bot's own service terms (「15天内」「24小时」「3个工作日」) is not checked, even where
