@@ -126,12 +126,18 @@ COMMIT = (r"(保证|保正)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE
           r"放(一百|一万|一千|100)个心", r"(没|木|莫|冇)问题",
           # slang (「这个价稳了」「铁定能谈下来」「没跑」), Cantonese (「梗有位俾你」)
           r"稳(了|的|啦)", r"铁定", r"没跑(了|的)?", r"梗(有|系|得)",
-          r"(给|帮)(您|你)打\s*[一二两三四五六七八九\d.]{1,3}\s*折", r"算(您|你)\s*\d",
+          r"(给|帮)(您|你)打\s*[一二两三四五六七八九\d.]{1,3}\s*折",
+          r"算(您|你)\s*[\d一二两三四五六七八九十]",
+          r"(给|帮)(您|你)算\s*[\d一二两三四五六七八九十百千万.]+",
+          r"(就是|已经是)(底价|最低价|最终价|最低了)",
+          # a rhetorical question that vouches (「我们还能骗您不成？」「还能不给您留着？」)
+          r"(还能|会)骗(您|你)(不成|吗|么)?", r"还能不(给|帮|为)(您|你)",
           r"\d+(\.\d+)?\s*万[^，,。]{0,6}(开走|拿走|提走)",
           r"no problem", r"100%", r"跑不(了|掉)", r"妥妥(的|哒)?",
           r"包(您|你)?(满意|过户|退)", r"包(?!不包)(没|不会|不)",
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
-          r"最低价?(给|可以|能)?(您|你)?\d", r"申请到", r"\d+(\.\d+)?万就(可以|能)",
+          r"最低价?(给|可以|能)?(您|你)?[\d一二两三四五六七八九十]", r"申请到",
+          r"\d+(\.\d+)?万就(可以|能)",
           r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定|走)", r"给(您|你)定(了|下)",
           r"说定了", r"随时(都)?可以", r"立减", r"直降", r"到手价", r"(直接|立|再)减\s*\d",
           r"(就|直接)按\s*\d+(\.\d+)?\s*(万|元|块)",
@@ -144,7 +150,7 @@ _TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明�
 #: statements of availability or of a time slot that promise without a commit verb
 #: (「有现车」「车还在的」「明天下午可以试驾」「随时来看」); a question or a supposition
 #: (「您明天能来吗」「明天能来的话…」「您想周六来」) is not one
-OFFER = (r"(有|还有)现车", r"现车(有(?!没有)|在(?!不在)|充足)",
+OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)|充足)",
          r"(?<!没)有货(?!吗|么|没)", r"要多少有多少", r"(排|约)(上|好)了",
          r"有车(可|能)?(租|看|提|开)",
          r"(车|这台|这辆|这款|车子)(目前|现在)?(也|都|也都|还|一直|就)?"
@@ -158,8 +164,11 @@ OFFER = (r"(有|还有)现车", r"现车(有(?!没有)|在(?!不在)|充足)",
          r"(试驾|看车|看房|到店)[^，,。]{0,4}随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)",
          r"随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)[^，,。]{0,4}(试驾|看车|看房|到店)",
          r"(几点|什么时候|哪天|哪个时间)(来|到|过来|到店|来看|试驾)(都|也)(行|可以|没问题|ok)",
-         r"(给|帮|为)(您|你)\s*(约|预约|留|保留|锁|锁定|预留|预定|订|占|hold)(好|了|上|着|住|下)?",
-         r"还(空着|有空位)", r"(还)?有(档期|空位|位置)",
+         r"(给|帮|为)(您|你)\s*(约|预约|留(?!言|意)|保留|锁|锁定|预留|预定|订|占|hold)"
+         r"(好|了|上|着|住|下)?",
+         r"还(空着|有空位)", r"(还)?(?<!没)有(档期|空位|位置)",
+         # 「we have plenty of peonies in stock」「delivery tomorrow at 10 am is confirmed」
+         r"\b(have|got)\b[^.!?]{0,24}\bin stock\b", r"\bis confirmed\b", r"\bconfirmed for you\b",
          # 「You're all set for tomorrow's 7:30pm trial」「I've booked you in」
          r"(you'?re|you’re|you are)\s+(all\s+)?(set|booked|confirmed|reserved|locked\s+in)",
          r"(i'?ve|we'?ve|i’ve|we’ve|i have|we have)\s+(booked|reserved|held|locked)",
@@ -176,20 +185,26 @@ DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法|�
 SAFE = (*DISCLAIMER,
         r"(店家|店里|销售|门店|顾问|负责人|专人).{0,6}(确认|核实|核算|安排|排|对接|细说|报价)")
 TOPICS: dict[str, tuple[str, ...]] = {
-    "price": ("价格", "价钱", "价位", "报价", "多少钱", "(车|售|成交|到手|总|单)价", "便宜", "优惠",
+    "price": ("价格", "价钱", "价位", "报价", "标价", "多少钱", "(车|售|成交|到手|总|单)价",
+              "便宜", "优惠",
               r"\bprice\b", r"\bdiscount\b", r"\d{2,3},\d{3}", "蚊",
               DISCOUNT, "(呢|这|那)个?价",
               "折扣", "打折", "最低", "底价", "(这个?|此|该)价", r"\d+(\.\d+)?\s*(万|元|块)",
-              "补贴", "免息", "0利率", "福利", "(即|立|尽)享", "立减", "直降", r"减\s*\d"),
+              "补贴", "免息", "0利率", "福利", "(即|立|尽)享", "立减", "直降", r"减\s*\d",
+              r"[一二两三四五六七八九十百千万]+\s*(万|元|块)", "(降|涨|加)价", "隐形消费",
+              "额外(收)?费", "划算",
+              r"(再|还|免费)?送(您|你)\s*[\d一二两三四五六七八九十]"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)", "(提|取)车",
               "有(房|位|座|票)", "seats?", "in stock", "available",
               "仲(喺度|有)", "未卖", "名额"),
     "condition": ("车况", "事故", "泡(过)?水", "火烧", "调表", "毛病", "accident", "大修", "故障",
                   "翻新", "原版原漆", "发动机", "变速箱", "全新", "没人(穿|用|戴)过", "成色",
-                  "瑕疵", "质量", "正品", "condition"),
+                  "瑕疵", "质量", "正品", "condition", "进(过)?水", "摔(过)?", "拆(过|机)",
+                  "(维)?修过", "磕碰", "划痕", "未激活"),
     "slot": ("试驾", "看车", "预约", "到店", "(看车|试驾|到店)时间", "几点", "明天", "后天",
              "周[一二三四五六日末]", "上午", "下午", "今晚", "今早", "明早", "明晚", "中午",
-             "晚上", "星期[一二三四五六日天]", "礼拜[一二三四五六日天]"),
+             "晚上", "星期[一二三四五六日天]", "礼拜[一二三四五六日天]", "排队", "看上",
+             "时间段", "档期", "挂(上)?号", "号源", "包间", "座位", "发货", "送达", "delivery"),
 }
 
 
@@ -487,8 +502,10 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     negated commitment, or one inside a quotation (「您要的“保证没有事故”这句话我不能
     说」), is none. A statement of availability or of a slot is a commitment too
     (「有现车，随时来看」「明天下午可以试驾」) unless its clause asks or supposes
-    (「您明天能来吗」「明天能来的话…」). The evidence is the clause and the topic it
-    promised on.
+    (「您明天能来吗」「明天能来的话…」). A commitment followed by 什么 or 多少 asks
+    (「至于能给到什么价格…」). A bare assent that opens the reply (「可以的，没问题」)
+    promises on the topic of the user's question, unless the reply names someone else
+    to decide or disclaims. The evidence is the clause and the topic it promised on.
     """
     commit, safe = compile_any(p.commit_patterns), compile_any(p.safe_patterns)
     offer, suppose = compile_any(p.offer_patterns), compile_any(p.suppose_patterns)
@@ -504,35 +521,78 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
         gap = norm[spans[i - 1][1]:spans[i][0]]
         sentence[i] = sentence[i - 1] + bool(_SENTENCE_GAP.search(gap))
     for i, clause in enumerate(parts):
-        # the first commitment said (not negated, not inside a quotation: 「您要的“保证没有
-        # 事故”这句话我不能说」 quotes one), then the first statement of availability: a
-        # commitment on no topic (「木问题哒～」) does not hide 「已经帮您锁定这台车啦」
-        candidates = []
-        if commit is not None and (c := unnegated(commit, clause)):
-            candidates.append((c, False))
-        # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
-        supposed = suppose is not None and (
-            suppose.search(clause) or (i > 0 and suppose.search(parts[i - 1])))
-        if offer is not None and not asks[i] and not supposed and (
-                o := unnegated(offer, clause)):
-            candidates.append((o, True))
-        for c, offered in candidates:
+        for c, offered in _candidates(parts, i, asks[i], commit, offer, suppose):
+            if not offered and _OPEN_QUESTION.match(clause, c.end()):
+                continue  # 「至于能给到什么价格…店长会联系您」 asks, it grants nothing
             # a commitment that ends its clause covers its neighbours: 「您放心，这台车没有
             # 事故」, 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」
             scope = excusing = clause
-            if not _WORDLESS.sub("", clause[c.end():]).strip(_PARTICLES):
+            bare = not _WORDLESS.sub("", clause[c.end():]).strip(_PARTICLES)
+            if bare:
                 near = range(max(0, i - 1), min(len(parts), i + 2))
                 scope = "，".join(parts[j] for j in near)
                 excusing = "，".join(parts[j] for j in near if sentence[j] == sentence[i])
             excuse = disclaimer if c.group(0) in STRONG else safe
             if excuse is not None and excuse.search(excusing):
                 continue
-            for name, regex in topics.items():
-                if regex is not None and regex.search(scope):
-                    return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope)
+            if (name := _topic(topics, scope)) is not None:
+                return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope)
             if offered:  # an availability or slot statement is its own topic
                 return RuleOutcome.failed(f"promises availability: {c.group(0)!r}", scope)
+            # a bare 「没问题」 that opens the answer takes its topic from the question
+            # (「那8.5万能开走吗？」「可以的，没问题」), where no one else is to decide
+            if (bare and _opens(parts, i) and (question := _question(turn.input, norm))
+                    and (name := _topic(topics, question)) is not None):
+                return RuleOutcome.failed(
+                    f"promises on {name}: {c.group(0)!r} to 「{question}」", clause)
     return RuleOutcome.passed("no promise on a real-time topic")
+
+
+def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | None,
+                offer: re.Pattern[str] | None, suppose: re.Pattern[str] | None
+                ) -> list[tuple[re.Match[str], bool]]:
+    """Clause ``i``'s first commitment said (not negated, not inside a quotation: 「您要的
+    “保证没有事故”这句话我不能说」 quotes one), then its first statement of availability
+    (``True``) unless it asks or supposes: a commitment on no topic (「木问题哒～」) does not
+    hide 「已经帮您锁定这台车啦」."""
+    clause, out = parts[i], []
+    if commit is not None and (c := unnegated(commit, clause)):
+        out.append((c, False))
+    # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
+    supposed = suppose is not None and (
+        suppose.search(clause) or (i > 0 and suppose.search(parts[i - 1])))
+    if offer is not None and not asks and not supposed and (o := unnegated(offer, clause)):
+        out.append((o, True))
+    return out
+
+
+def _topic(topics: dict[str, re.Pattern[str] | None], text: str) -> str | None:
+    """The first real-time topic ``text`` names."""
+    return next((name for name, regex in topics.items()
+                 if regex is not None and regex.search(text)), None)
+
+
+#: what follows a commitment that asks instead (「能给到什么价格」「能便宜多少」)
+_OPEN_QUESTION = re.compile(r"[^，,。！？!?]{0,4}(什么|多少|几(?!乎|天内)|哪)")
+#: a user's message that asks (a question mark, a particle, or 能/可以/会不会)
+_ASKING = re.compile(r"[?？]|[吗么嘛][~～啊呀]*$|能不能|可不可以|会不会|能|可以")
+
+
+def _opens(parts: list[str], i: int) -> bool:
+    """Clause ``i`` opens the reply: only short acknowledgements (「可以的」「好」) before it."""
+    return all(len(_WORDLESS.sub("", p)) <= 4 for p in parts[:i])
+
+
+def _question(text: str, reply: str) -> str | None:
+    """The user's message when it asks and the reply names no one else to decide (no party,
+    no disclaimer): then the reply's assent answers it."""
+    norm = normalize(text)
+    if not _ASKING.search(norm):
+        return None
+    parties, safe = compile_any(PARTIES), compile_any(SAFE)
+    if any(regex is not None and regex.search(reply) for regex in (parties, safe)):
+        return None
+    return norm
 
 
 class StatesValue(Compiles):
