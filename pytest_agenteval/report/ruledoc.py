@@ -145,9 +145,10 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   (`no_commitment`, a veto rule) fails the first and the last, so their cases
   fail.
 - `grounded_numbers`: units are compared only where an approximate number and
-  its source both have one (「约500米」 is not grounded by 458元): 「质保6个月」 is
-  grounded by the 6 of 2021-06; 「过户费大概2000元」 by 2021 and 「油耗大概5.8L」 by
-  the 6 of 2021-06, within the tolerance; 「30米线材」 by the 30 of 8:30; a duration in words
+  its source both have one (a date's year and month count as 年 and 月, a model
+  year 2021款 as 年, 1888号 as 号: 「约500米」 is not grounded by 458元, nor
+  「油耗大概5.8L」 by the 6 of 2021-06); an exact value is grounded whatever its
+  unit (「质保6个月」 by the 6 of 2021-06, 「30米线材」 by the 30 of 8:30); a duration in words
   (「半年」) is no number, nor is one said with a lone Chinese digit (「质保一年」);
   a number in a phrase the default `ignore` skips as the
   bot's own service terms (「15天内」「24小时」「3个工作日」) is not checked, even where

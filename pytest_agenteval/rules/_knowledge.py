@@ -38,15 +38,26 @@ _BOUND_BEFORE = re.compile(r"(预算|不超过|最多|至多|最少|至少|控�
 _SQUASH = re.compile(r"\s+")
 #: a number's unit, after an approximation's marker (「3万多公里」): an approximate number is
 #: grounded only by a number of its unit, where both have one (「约500米」 is not 458元's)
-_MEASURE = re.compile(r"\s*(?:多|余|左右|出头|上下|来|几)?\s*(公里|千米|km|米|m(?![a-z])|元|块|rmb|"
-                      r"平方米|平米|平方|㎡|平|人|晚|个月|月|年|天|小时|分钟|周|%|折|层|楼|次|台|辆|"
+_MEASURE = re.compile(r"\s*(?:多|余|左右|出头|上下|来|几)?\s*(公里|千米|km|米|m(?![a-z])|元|块|"
+                      r"rmb|点|款|号|平方米|平米|平方|㎡|平|人|晚|个月|月|年|天|小时|分钟|周|%|折|层|楼|次|台|辆|"
                       r"套|间|张|kg|公斤|斤|克|寸|瓦|w(?![a-z])|升|l(?![a-z]))", re.IGNORECASE)
-_MEASURES = {"千米": "公里", "km": "公里", "m": "米", "块": "元", "rmb": "元", "平方米": "平",
-             "平米": "平", "平方": "平", "㎡": "平", "kg": "公斤", "w": "瓦", "l": "升"}
+_MEASURES = {"款": "年", "千米": "公里", "km": "公里", "m": "米", "块": "元", "rmb": "元",
+             "平方米": "平", "平米": "平", "平方": "平", "㎡": "平", "kg": "公斤", "w": "瓦",
+             "l": "升"}
 
 
-def _measure(prepared: str, end: int) -> str | None:
-    """The unit of the number that ends at ``end`` of a prepared text, or None."""
+#: a date's year and month (「2021-06」): their units, though none is written
+_YEAR_OF = re.compile(r"-\d{1,2}(?!\d)")
+_MONTH_OF = re.compile(r"(?<![\d.])\d{4}-$")
+
+
+def _measure(prepared: str, end: int, start: int = -1) -> str | None:
+    """The unit of the number at ``start:end`` of a prepared text, or None (a date's parts
+    are 年 and 月: 「油耗大概6.5L」 is not grounded by the 6 of 2021-06)."""
+    if start >= 0 and _YEAR_OF.match(prepared, end) and end - start == 4:
+        return "年"
+    if start >= 5 and _MONTH_OF.search(prepared, start - 5, start):
+        return "月"
     m = _MEASURE.match(prepared, end)
     if m is None:
         return None
@@ -186,7 +197,7 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
     unit."""
     prepared = prepare_numbers(text)
     return [(v, bool(_BOUND_AFTER.match(prepared, e) or _BOUND_BEFORE.search(
-        prepared[max(0, s - 4):s])), _measure(prepared, e))
+        prepared[max(0, s - 4):s])), _measure(prepared, e, s))
         for s, e, _, v in number_spans(prepared)]
 
 
@@ -198,7 +209,8 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     2021年). A number marked as approximate is grounded when a source value fits it within
     ``tolerance``: above it for 「3万多」 (33,700 fits; 「9万多」 for 8.98万 does not), below
     it for 「将近9万」「不到9万」, on either side for 「约9万」「9万左右」, and only by a
-    number of its unit where both have one (「约500米」 is not grounded by 458元); a user's bound
+    number of its unit where both have one (「约500米」 is not grounded by 458元, nor
+    「大概5.8L」 by the 6 of 2021-06: a date's parts are 年 and 月); a user's bound
     (「预算10万以内」) grounds only itself. Numbers inside an ``ignore``
     pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
@@ -226,7 +238,7 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
         if any(abs(k - value) < 1e-9 for k, _, _ in known):
             continue
         kind = _approx(text, start, end)
-        unit = _measure(text, end) if kind else None
+        unit = _measure(text, end, start) if kind else None
         if kind and any(_near(kind, value, k, p.tolerance) for k, bound, of in known
                         if not bound and (unit is None or of is None or of == unit)):
             continue

@@ -215,11 +215,12 @@ def numbers(text: str) -> list[tuple[str, float]]:
 _CN_DIGIT = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
              "八": 8, "九": 9}
 _CN_UNIT = {"十": 10, "百": 100, "千": 1_000}
-#: a Chinese numeral of two characters or more: with 百, 千 or 万 (「三万三千七百」「八万五」), or
+#: a Chinese numeral of two characters or more: with 百, 千 or 万 (「三万三千七百」「八万五」; one
+#: digit after the last unit: 「一千二一瓶」 is 1200 a bottle), or
 #: before a unit (「十一月」「十二点」), or tens before a measure word (「精修三十张」
 #: 「五十寸」; not 「七八个」, a range); 「十分」「万一」「千万别」「一次」 are no numbers
-_CN_NUMBER = re.compile(r"[一二两三四五六七八九十][零一二两三四五六七八九十百千万]*[百千万]"
-                        r"[零一二两三四五六七八九十百千万]*"
+_CN_NUMBER = re.compile(r"[一二两三四五六七八九十](?=[零一二两三四五六七八九十]*[百千万])"
+                        r"(?:[零一二两三四五六七八九]*[十百千万])+(?:零?[一二两三四五六七八九])?"
                         r"|[一二两三四五六七八九十][零一二两三四五六七八九十]+"
                         r"(?=公里|千米|元|块|次|年|个月|月|天|点|号|岁)"
                         r"|([一二两三四五六七八九]十[一二三四五六七八九]?|十[一二三四五六七八九])"
