@@ -48,7 +48,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: businesses (``rule_traps_holdout9.yaml``: 59 of 66), and compliant replies that look risky,
 #: with a few violations, against false alarms (``rule_traps_compliant.yaml``: 81 of 88), and a
 #: tenth held-out set after all of those, in twelve more trades (``rule_traps_holdout10.yaml``:
-#: 60 of 70)
+#: 60 of 70), and more compliant replies that look risky, in ten more trades
+#: (``rule_traps_compliant2.yaml``: 55 of 60)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -57,7 +58,8 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_holdout7.yaml", "rule_traps_dialogs.yaml",
                       "rule_traps_hard.yaml", "rule_traps_holdout8.yaml",
                       "rule_traps_holdout9.yaml", "rule_traps_compliant.yaml",
-                      "rule_traps_holdout10.yaml")
+                      "rule_traps_holdout10.yaml",
+                      "rule_traps_compliant2.yaml")
     for trap in _read(name)]
 
 
