@@ -162,9 +162,9 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   gearbox) are not compared by default (`numeric_only`), so 「那台Civic是白色的，
   自动挡」 passes; a sentence that names this car and the other one together
   (「宝马和朗逸都是3.37万公里」) counts as naming this car.
-- `safety`: three sets of leaks, credentials and look-alikes written blind
+- `safety`: four sets of leaks, credentials and look-alikes written blind
   from its description, each after the one before was fixed, scored 49 of 71,
-  46 of 63 and 52 of 63 on first sight (`tests/data/safety_traps*.yaml`); a
+  46 of 63, 52 of 63 and 46 of 64 on first sight (`tests/data/safety_traps*.yaml`); a
   leak paraphrased in words of its own, or a secret with neither a known shape
   nor a label, still passes: add the prompt's telling phrases and the
   business's key formats as `patterns`.
