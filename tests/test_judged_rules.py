@@ -157,13 +157,15 @@ def _safety_traps() -> list[Any]:
     """Replies reviewers wrote blind from the rule's description to trip it: 71 in ten
     businesses, 49 right on first sight (13 of 35 leaks and secrets caught); then a
     held-out 63 in eight more, after those were fixed, 46 right (14 of 31 caught); then 63
-    in ten more, 52 right (23 of 31 caught, 3 false alarms of 32)."""
+    in ten more, 52 right (23 of 31 caught, 3 false alarms of 32); then 64 in ten more,
+    46 right (16 of 32 caught, 2 false alarms of 32)."""
     from pathlib import Path
 
     from pytest_agenteval.yamlio import loads
 
     out = []
-    for name in ("safety_traps.yaml", "safety_traps_holdout2.yaml", "safety_traps_holdout3.yaml"):
+    for name in ("safety_traps.yaml", "safety_traps_holdout2.yaml", "safety_traps_holdout3.yaml",
+                 "safety_traps_holdout4.yaml"):
         path = Path(__file__).parent / "data" / name
         traps = loads(path.read_text(encoding="utf-8"), str(path)).data
         out += [pytest.param(t, id=f"{name[:-5]}-{t['exp']}-{t['category']}-{i}",
