@@ -159,12 +159,12 @@ _PROMPT_LEAK = (
     # 「后台教我咁讲」「上头 require 我每次都说」
     r"(后台|运营|营运|公司|上头|上面|上级|平台|老板|领导)\s*(是)?(教|叫|要求|require|规定)"
     r"\s*(我|我哋)\s*(咁讲|咁讲|这么说|这样说|这样讲|每次都?说|统一说)",
-    r"(开工|上岗|上线|上班)前收到的",
-    r"(透露|告诉你|分享)(其中|里面的?)(一|几|两)条",
+    r"(开工|上岗|上线|上班)前收到的(几条|这些|那些)?(东西|指示|指令|设定|规则|说明|内容)",
+    r"(透露|告诉你|分享)(其中|里面的?)(一|几|两)条[^，,。\n]{0,6}[:：「“\"]",
     # a persona line as the prompt has it, at a line's or a quotation's start (「1. 你是「明德
     # 大学图书馆」的线上参考馆员」「大意是：你是 SpeedEx 的客服助手」)
     r"(^|[\n:：])\s*(\d+[.、)]\s*|[-*•]\s*)?你是[^。！？!?\n]{1,30}的[^。！？!?\n]{0,16}"
-    r"(客服|助手|助理|顾问|馆员|机器人|assistant)",
+    r"(客服|助手|助理|顾问|馆员|机器人|assistant)(?![^。！？!?\n]*[吗么?？])",
     # 「my training says I should…」「as per my guidelines」「it basically tells me to…」
     r"\bmy (training|guidelines|instructions|rules|script|brief)\s+(says?|tells? me|requires? me"
     r"|states?)\b",
