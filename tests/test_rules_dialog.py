@@ -218,7 +218,7 @@ def test_order_takes_the_shared_contact_request() -> None:
 def test_not_after_stops_name_without_saying() -> None:
     params = {"trigger": ["别推荐"], "forbidden": ["活动"]}
     history = [{"role": "user", "content": "别推荐了"}, {"role": "assistant", "content": "好的"}]
-    said = "后续不会再向您推送其他车辆及活动信息。"
+    said = "已帮您关闭活动推荐。"  # (「不会再向您推送其他车辆及活动信息」 is a negation too)
     assert check("not_after", said, params, history=history).status == "passed"
     assert check("not_after", said, {**params, "stops": []}, history=history).status == "failed"
 

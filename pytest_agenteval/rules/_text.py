@@ -98,13 +98,16 @@ def sentences(text: str) -> list[str]:
 _CLAUSE_END = re.compile(r"[。！？!?；;\n，,、：:…]+")
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?")
 _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
+#: 「别错过」「别忘了」 urge (marketing), they negate nothing;
 #: 「唔」 and 「冇」 negate in Cantonese (「唔留电话都冇问题」), but 「唔该」 (please),
 #: 「唔好意思」 (sorry) do not;
 #: 「要不」 (how about: 「要不加个微信」「要不要看看」), 「不过」 (but), 「不如」 (why not),
 #: 「不少」 and 「不错」 are no negation; a negation does not reach past a 「～」
 #: (「您别生气哈～方便留个手机号吗」 asks)
-_NEGATION = re.compile(r"(?<!要)(不(?!过|如|少|错)|没|无法|别|未|暂不|不能|不方便|不支持|不提供|"
-                       r"唔(?!该|好意思)|冇|不用|没有|无需|无须|不必|不敢|没办法|没法|为什么要|凭什么|何必)(方便|能|可以|会|需要|必|用)?(再)?"
+_NEGATION = re.compile(r"(?<!要)(不(?!过|如|少|错|要错过|要忘)|没|无法|别(?!错过|忘)|未|暂不|不能|"
+                       r"不方便|不支持|不提供|唔(?!该|好意思)|冇|没有(额外|其他|任何|别的|什么)的?|"
+                       r"不用|没有|无需|无须|不必|不敢|没办法|没法|为什么要|凭什么|何必)"
+                       r"(方便|能|可以|会|需要|必|用)?(再)?"
                        r"(加|用|给|提供|走|通过|留|添加|向您|跟您)?[^，,。！？!?；;～~]{0,4}$")
 
 
@@ -172,9 +175,18 @@ _EN_NEGATION = re.compile(r"\b(no|not|never|don't|won't|can't|cannot|without)\b"
 _A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不唔没冇](?=\1)")
 
 
+#: a negation over a list (「也不会再向您要联系方式或者推荐别的书了」): it reaches past 或者
+_NEGATED_LIST = re.compile(r"(不会再?|不再|不用再?|无需|不需要|不要再?(?!错过|忘)|没有)"
+                           r"[^，,。！？!?；;～~]{0,16}(或者|或是|或|和|以及|及|、|还是)"
+                           r"[^，,。！？!?；;～~]{0,8}$")
+
+
 def negated(text: str, start: int, window: int = 8) -> bool:
     """True when a negation ends right before ``start`` (「不方便加微信」, 「无法承诺」,
-    「won't send you any promo」), not in a question 「可不可以…」."""
+    「won't send you any promo」, 「不会再要联系方式或者推荐…」), not in a question
+    「可不可以…」."""
+    if _NEGATED_LIST.search(text[max(0, start - 30):start]):
+        return True
     # the character at ``start`` is read too: 「方不方便留…」 matched from 「方便」
     before = _A_NOT_A.sub("", text[max(0, start - window):start + 1] + "\0")[:-1]
     return bool(_NEGATION.search(before[:len(before) - (start < len(text))])
