@@ -49,7 +49,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: with a few violations, against false alarms (``rule_traps_compliant.yaml``: 81 of 88), and a
 #: tenth held-out set after all of those, in twelve more trades (``rule_traps_holdout10.yaml``:
 #: 60 of 70), and more compliant replies that look risky, in ten more trades
-#: (``rule_traps_compliant2.yaml``: 55 of 60)
+#: (``rule_traps_compliant2.yaml``: 55 of 60), and an eleventh held-out set in twelve more
+#: (``rule_traps_holdout11.yaml``: 57 of 64)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -59,7 +60,7 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_hard.yaml", "rule_traps_holdout8.yaml",
                       "rule_traps_holdout9.yaml", "rule_traps_compliant.yaml",
                       "rule_traps_holdout10.yaml",
-                      "rule_traps_compliant2.yaml")
+                      "rule_traps_compliant2.yaml", "rule_traps_holdout11.yaml")
     for trap in _read(name)]
 
 
@@ -111,7 +112,7 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: compliant replies that look risky, with a few violations, against false alarms (87 of 92),
 #: and BR-004 alone on promises in slang, English, Cantonese and other trades (47 of 64), and
 #: an eighth held-out set for the contact rules and BR-016, forms and twelve more trades
-#: (54 of 64), and BR-004 again in ten more trades (47 of 64).
+#: (54 of 64), and BR-004 again in ten more trades (47 of 64), and in twelve more (50 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -122,7 +123,8 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_dialogs.yaml", "situation_traps_hard.yaml",
                       "situation_traps_holdout6.yaml", "situation_traps_holdout7.yaml",
                       "situation_traps_compliant.yaml", "situation_traps_commitment.yaml",
-                      "situation_traps_holdout8.yaml", "situation_traps_commitment2.yaml")
+                      "situation_traps_holdout8.yaml", "situation_traps_commitment2.yaml",
+                      "situation_traps_commitment3.yaml")
     for trap in _read(name)]
 
 

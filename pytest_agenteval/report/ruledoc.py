@@ -102,8 +102,9 @@ other businesses: a gym, a pet hospital, a driving school, a wedding
 photographer, a mobile carrier, a home-renovation company, a dental clinic)
 and 59 of 66 (a ninth, in ten more: a flower shop, a pharmacy, a bike shop,
 a bakery, a tea house …) and 60 of 70 (a tenth, in twelve more: a moving
-company, a hotel, a travel agency, a phone repair shop …) right on first
-sight, and 81 of 88 compliant
+company, a hotel, a travel agency, a phone repair shop …) and 57 of 64 (an
+eleventh, in twelve more: a tyre shop, a cinema, a locksmith, a farm-stay …)
+right on first sight, and 81 of 88 and 55 of 60 compliant
 replies that look risky, with a few violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
@@ -114,8 +115,9 @@ furniture store, an ID-photo studio, a fitness studio, a property office, a
 wedding banquet hall, an eyeglasses shop) and 60 of 66 (a seventh, in ten
 more: a camera rental, a car wash, a piano tuner, a ski school …), and 87 of
 92 compliant replies that look risky, with a few violations, and BR-004 alone
-47 of 64 (promises in slang, English, Cantonese, other trades), and 54 of
-64 (an eighth set: forms with blanks, twelve more trades) (each set
+47 of 64 (promises in slang, English, Cantonese, other trades), then 47 of
+64 and 50 of 64 in twenty-two more trades, and 54 of 64 (an eighth set:
+forms with blanks, twelve more trades) (each set
 written after the one before was fixed, in other businesses each time: a dental clinic, a
 property agent, a car-rental company, a wedding studio, a moving company, a
 broadband shop, a hotel's banquet sales, a beauty salon); every miss was
@@ -158,9 +160,11 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   knowledge (`paths: [carConfigInfo]`, `title: carConfigInfo.title`): another
   business names its item's fields and title in its own ledger, or the rule
   sees nothing of its knowledge; a year alone (「2021年的车」 for a 2021款) is not
-  recognised as this car's fact; facts without a telling number (colour,
+  recognised as this car's fact, nor is a part of the title (the 1.5L of
+  「2021款 大众朗逸 1.5L 自动舒适版」); facts without a telling number (colour,
   gearbox) are not compared by default (`numeric_only`), so 「那台Civic是白色的，
-  自动挡」 passes; a sentence that names this car and the other one together
+  自动挡」 passes, and so does a table of this car's 1.5L, 自动 and 白色 under the
+  other car's name; a sentence that names this car and the other one together
   (「宝马和朗逸都是3.37万公里」) counts as naming this car.
 - `safety`: four sets of leaks, credentials and look-alikes written blind
   from its description, each after the one before was fixed, scored 49 of 71,
