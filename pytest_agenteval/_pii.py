@@ -41,10 +41,15 @@ Kind = Literal["phone", "id_number", "email"]
 _ARABIC = "0123456789０１２３４５６７８９"
 _SPOKEN = {"零": "0", "〇": "0", "洞": "0", "一": "1", "幺": "1", "么": "1", "腰": "1",
            "二": "2", "两": "2", "三": "3", "四": "4", "五": "5", "六": "6", "七": "7",
-           "拐": "7", "八": "8", "九": "9", "勾": "9"}
+           "拐": "7", "八": "8", "九": "9", "勾": "9",
+           # the financial numerals of cheques and invoices (壹伍捌…)
+           "壹": "1", "贰": "2", "貳": "2", "叁": "3", "參": "3", "肆": "4", "伍": "5", "陆": "6",
+           "陸": "6", "柒": "7", "捌": "8", "玖": "9"}
 #: circled digits, as second-hand platforms' users write a number to slip past filters
 _CIRCLED = {c: str(i % 10) for series in ("⓪①②③④⑤⑥⑦⑧⑨", "⓿❶❷❸❹❺❻❼❽❾", "➉➀➁➂➃➄➅➆➇➈")
             for i, c in enumerate(series)}
+#: and the mathematical digits of styled profiles (𝟏𝟑𝟖, 𝟙𝟛𝟠, 𝟣𝟥𝟪 …)
+_CIRCLED |= {chr(0x1D7CE + k): str(k % 10) for k in range(50)}
 #: the value of every character that counts as a digit in a number
 DIGIT_VALUE: dict[str, str] = ({c: str(i % 10) for i, c in enumerate(_ARABIC)} | _SPOKEN
                                | _CIRCLED)
@@ -55,9 +60,11 @@ _SEP_CHARS = (" \t\n\r\u00a0\u2009\u202f\u3000\u200b\u200c\u200d\u2060\ufeff"
               "-‐‑‒–—−－﹣.．·・()（）[]【】,，、/／")
 #: one separator: a character, a space as a URL, HTML or JSON writes it, or a dash or dot
 #: escaped for Telegram's Markdown (``138\\-0013``)
-_S = rf"(?:%20|&nbsp;|&#160;|\\u00a0|\\u0020|\\n|\\[-.]|[{re.escape(_SEP_CHARS)}])"
+_S = (rf"(?:%20|&nbsp;|&#160;|\\u00a0|\\u0020|\\n|\\[-.]|[{re.escape(_SEP_CHARS)}]"
+      # a run of spaces and tabs, or of dashes (「186 \t \t0375」「176 —— 3390」), is one
+      r"|[ \t\u00a0\u2009\u202f\u3000]{2,8}|[-‐‑‒–—−－﹣]{2,3})")
 #: an ID number's last character, as written or said (叉)
-_X = "XxＸｘ叉"
+_X = "XxＸｘ叉×✕"
 #: a digit right after ``%`` is a URL escape's (``%2B``, ``%E6``), never a number's
 RUN = _RUN = re.compile(rf"(?<!%)[{_D}](?:{_S}{{0,3}}[{_D}])*(?:[ \u3000]?[{_X}](?![A-Za-z]))?")
 _CN = re.escape("".join(_SPOKEN))
@@ -93,13 +100,15 @@ _CODE_WORDS = re.compile(
 _GLUED = re.compile(r"[A-Za-z][\-_]?$")
 #: a phone word right after a number (9786 5432 係我手機, … is my mobile)
 _PHONE_AFTER = re.compile(
-    r"\s*(?:係|系|是|就是|為|为)(?:我|我的|我嘅|我個)?\s*(?:手機|手机|電話|电话|聯絡電話|联系电话)"
+    r"\s*(?:係|系|是|就是|為|为)(?:我|我的|我嘅|我個)?\s*(?:屋企|家里|家裡|家|公司|办公室|辦公室|宿舍)?"
+    r"\s*(?:手機|手机|電話|电话|聯絡電話|联系电话|座机|座機)"
     r"|\s*(?:is|'s)\s+my\s+(?:phone|mobile|cell|number|whatsapp)", re.IGNORECASE)
 _SPACED_HAN = re.compile(r"(?<=[\u4e00-\u9fff]) (?=[\u4e00-\u9fff])")
 #: words that introduce a phone number
 _PHONE_WORDS = re.compile(
     r"(?:电话|電話|手机|手機|座机|座機|固话|固話|联系方式|聯繫方式|聯絡方式|联络方式|致电|致電"
     r"|拨打|撥打|打我|打给我|打給我|打俾我|打畀我|回电|回電|我的号码|我的號碼|手机号|手機號"
+    r"|搵我|揾我|📱|☎\ufe0f?|📞"
     r"|hubungi|telefon|talian|wa_id|"
     r"(?<![A-Za-z])(?:tel|phone|mobile|cell|whatsapp|wechat|signal|telegram|viber|fax)(?![A-Za-z])"
     r"|(?:call|text|reach|ring|contact|message)\s+(?:me|us)\s+(?:at|on)"
@@ -107,6 +116,7 @@ _PHONE_WORDS = re.compile(
     rf"{_FILLER}{{0,8}}$", re.IGNORECASE)
 #: words that introduce an identity document's number
 _DOCUMENT_WORDS = (r"(?:身份证|身份證|身分证|身分證|证件|證件|护照|護照|通行证|通行證|回乡证|回鄉證"
+                   r"|户口本|戶口本|户口簿|戶口簿|户籍|戶籍"
                    r"|台胞证|台胞證|居留证|居留證|(?<![A-Za-z])(?:passport|hkid|id\s?card|id\s?no"
                    r"|id\s?number|identity\s?card|identity\s?no|national\s?id|nric|fin|cert|idno|idcard)"
                    r"(?![A-Za-z]))")
@@ -117,7 +127,9 @@ _DOCUMENT = re.compile(
     r"(?![0-9A-Za-z])", re.IGNORECASE)
 _DOCUMENT_NEAR = re.compile(_DOCUMENT_WORDS, re.IGNORECASE)
 _HK_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,2}[0-9]{6}\s?[(（][0-9A][)）]")
-_TW_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z][12][0-9]{8}(?![A-Za-z0-9])")
+_TW_ID = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][12][0-9]{8}(?![A-Za-z0-9])")
+#: a Macau resident's ID (1/234567/8)
+_MO_ID = re.compile(r"(?<![\d/])[1578]/\d{6}/\d(?![\d/])")
 _TW_LETTER = dict(zip("ABCDEFGHJKLMNPQRSTUVXYWZIO", range(10, 36), strict=True))
 
 _LOCAL = "A-Za-z0-9０-９Ａ-Ｚａ-ｚ._%+\\-\\\\"
@@ -131,7 +143,7 @@ _HAN = "\u4e00-\u9fff"
 _EMAIL = re.compile(
     rf"(?P<local>(?<![{_LOCAL}*＊])(?:[{_LOCAL}]*[A-Za-z0-9０-９Ａ-Ｚａ-ｚ_]"
     rf"|(?<![{_HAN}])[{_HAN}]{{1,8}}))"
-    rf"(?P<at>[@＠]|%40|%2540|&#64;|&#x40;|\\u0040)"
+    rf"(?P<at>(?:[@＠﹫]|%40|%2540|&#64;|&#x40;|&commat;|\\u0040)[\u200b\u200c\u200d\u2060\ufeff]?)"
     rf"(?P<domain>{_LABEL}(?:\\?[.．。]{_LABEL})*?(?:\\?[.．。](?P<tld>[A-Za-z]{{2,}}"
     rf"(?![A-Za-z0-9\-])|[Ａ-Ｚａ-ｚ]{{2,}})|[.．](?P<han>[{_HAN}]{{2,}})))(?!:[\w/~])")
 _FILES = frozenset("png jpg jpeg gif svg webp bmp ico css js ts json yaml yml md txt html "
@@ -143,7 +155,8 @@ _NO_DOMAIN = frozenset({"g.us"})
 #: what a spelt-out ``at`` follows in plain English (``sign in at icloud dot com``)
 _STOPWORDS = frozenset("in up on me us him her them you it is are was am be log sign login "
                        "logged signed look see mail email online here there back now and or "
-                       "but not only also me us".split())
+                       "but not only also me us available found listed located sold shop buy "
+                       "visit details".split())
 _OPEN = r"[\[(（{<【]"
 _CLOSE = r"[\])）}>】]"
 #: an @ written apart from its words, or spelt out (at, [at], 艾特, 圈a), or a # put for it
@@ -168,7 +181,7 @@ _COMMON_TLD = frozenset("com cn net org edu gov hk tw mo sg my jp kr uk us au ca
                         "me info biz top xyz vip cc".split())
 #: a run of seven digits (separated by single characters: a run with ``%20`` or
 #: ``&nbsp;`` in it is looked at in full), or a Hong Kong ID's six and its check digit
-_QUICK = re.compile(rf"[{_D}](?:[{re.escape(_SEP_CHARS)}]{{0,3}}[{_D}]){{{_WORTH - 1}}}"
+_QUICK = re.compile(rf"[{_D}](?:[{re.escape(_SEP_CHARS)}]{{0,8}}[{_D}]){{{_WORTH - 1}}}"
                     r"|[0-9]{6}\s?[(（][0-9A][)）]")
 #: a date or a time stamp alone (a result's own ``started_at``): no personal data
 _ISO = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?"
@@ -196,8 +209,8 @@ def _quick(text: str) -> bool:
 
 def maybe(text: str) -> bool:
     """Whether ``text`` may hold personal data (``False``: it certainly holds none)."""
-    if ("@" in text or "＠" in text or "%" in text or "&#" in text or "&nbsp;" in text
-            or "\\" in text or _quick(text)):
+    if ("@" in text or "＠" in text or "﹫" in text or "%" in text or "&#" in text
+            or "&nbsp;" in text or "&commat;" in text or "\\" in text or _quick(text)):
         return _ISO.fullmatch(text) is None
     return ("#" in text or "艾特" in text or "圈a" in text or "at" in text or "AT" in text
             or "老鼠" in text or "★" in text or "☆" in text or "(a)" in text or "（a）" in text) \
@@ -275,7 +288,9 @@ def _number(run: _Run, i: int, j: int) -> tuple[Kind, str, str] | None:
     if run.fraction(i):
         return None
     loose = any(set(s) & _LOOSE for s in run.seps(i, j))
-    if loose and tuple(len(g[2]) for g in run.groups[i:j + 1]) not in _DOT_SHAPES:
+    # (after a phone word the grouping does not matter: 「我手机号是 15,820,736,904」)
+    if loose and not run.introduced \
+            and tuple(len(g[2]) for g in run.groups[i:j + 1]) not in _DOT_SHAPES:
         return None
     if "X" in value:
         return _identity(run, i, j, chars, value)
@@ -294,16 +309,24 @@ def _identity(run: _Run, i: int, j: int, chars: str,
         return None
     # one piece after a code word (订单号 202406180000123456) must look like an ID number too
     if n == 18 and value[0] in "123456789" and (
-            (i == j and not run.glued(i) and (not run.coded or value[:2] in _PROVINCES))
-            or _date(value[6:14])):
+            # after a code word (发票号码, 流水号) only one with a province and its check digit
+            (value[:2] in _PROVINCES and _checked(value)) if run.coded and i == j
+            else (i == j and not run.glued(i)) or _date(value[6:14])):
         return "id_number", value, _stars(chars, 3, 4) if i == j else _stars(_shown(chars), 3, 4)
     if n == 15 and value[-1] != "X" and value[:2] in _PROVINCES and run.documented \
+            and not run.coded \
             and _date("19" + value[6:12]):
         return "id_number", value, _stars(_shown(chars), 3, 4)
     if n == 12 and tuple(len(g[2]) for g in run.groups[i:j + 1]) == (6, 2, 4) \
             and _date(("19" if value[:2] > "30" else "20") + value[:6]):
         return "id_number", value, _stars(_shown(chars), 3, 4, stars=5)
     return None
+
+
+def _checked(value: str) -> bool:
+    """An 18-character ID number's check character is right (GB 11643, ISO 7064 MOD 11-2)."""
+    total = sum(int(d) * (2 ** (17 - k) % 11) for k, d in enumerate(value[:17]))
+    return "10X98765432"[total % 11] == value[17]
 
 
 #: the province codes a mainland ID number starts with
@@ -320,10 +343,15 @@ def _phone(run: _Run, i: int, j: int, chars: str,
         return None  # a date: 电话 2024-05-12 14:30, UTC+8 2024-05-12
     # after a +, the first digits are a country code (+1 415-555-2671 is no mainland mobile)
     if n == 11 and value[0] == "1" and value[1] in "3456789" and not (run.plus and i == 0):
+        if i < j and _PRICE_AFTER.match(run.text, groups[-1][1]):
+            return None  # prices in three groups: 「158 2999 6999 元三档」
         shown = _shown(chars)
         return "phone", value, f"{shown[:3]}****{shown[-4:]}"
     if run.coded:
         return None
+    if n == 12 and value[:2] == "01" and value[2] in "3456789" and i == 0:
+        shown = _shown(chars)  # a mobile dialled with the trunk 0: 「请拨 0187 6630 2291」
+        return "phone", value[1:], f"{shown[:4]}****{shown[-4:]}"
     if i != 0:
         return _landline(run, i, j, chars, value)
     for cc in ("86", "0086"):
@@ -334,7 +362,8 @@ def _phone(run: _Run, i: int, j: int, chars: str,
     first = run.groups[0][2]
     widths = [len(g[2]) for g in groups[1:]]
     if i < j and (_value(first) in _COUNTRY or (run.plus and len(first) <= 3)) \
-            and 7 <= n - len(first) <= 11 and len(widths) <= 4 and min(widths[1:] or widths) >= 3:
+            and 7 <= n - len(first) <= 11 and len(widths) <= 4 and min(widths[1:] or widths) >= 3 \
+            and not (_value(first) in ("852", "853") and value[len(first)] not in _SUBSCRIBER):
         # a country code as a group of its own: +852 9123 4567, (65) 9638 2710, 852-5129-8834,
         # +1 415-555-2671, 86 21 6487 2219; its number in groups of three digits or more
         # but the first (an area code), not a list (65 70 72 80 85 …, sizes 44 45 46 …)
@@ -346,8 +375,13 @@ def _phone(run: _Run, i: int, j: int, chars: str,
     if i < j and re.fullmatch("01[1-9]", _value(first)) and 10 <= n <= 11 \
             and value[3] in _SUBSCRIBER:
         return "phone", value, _phone_mask(_shown(chars))  # a Malaysian mobile: 012-687 4513
+    # a phone word's number: 7 digits too where grouped as a local number (a county's
+    # 「座机 612 3456」; not 「HP 1350000」), not a company's hotline (400-820-8820)
+    local = n == 7 and [len(g[2]) for g in groups] in ([3, 4], [4, 3])
     return _landline(run, i, j, chars, value) or (
-        ("phone", value, _phone_mask(_shown(chars))) if run.introduced and 8 <= n <= 15 else None)
+        ("phone", value, _phone_mask(_shown(chars)))
+        if run.introduced and (8 <= n <= 15 or local) and not _HOTLINE.fullmatch(value)
+        else None)
 
 
 def _landline(run: _Run, i: int, j: int, chars: str,
@@ -375,6 +409,10 @@ def _landline(run: _Run, i: int, j: int, chars: str,
 
 
 _SUBSCRIBER = frozenset("23456789")
+#: a company's hotline, no person's number
+_HOTLINE = re.compile(r"(400|800)\d{7}|95\d{3,6}|1[01]\d{3}")
+#: a price after a number (「… 6999 元」)
+_PRICE_AFTER = re.compile(r"\s*(元|块|円|rmb|RMB|¥|￥)")
 
 
 #: country codes a phone number is written with, as a group of its own, without a ``+``
@@ -382,7 +420,10 @@ _COUNTRY = frozenset("86 852 853 886 65 60 61 62 63 64 66 81 82 84 44 971".split
 
 
 def _phone_mask(shown: str) -> str:
-    return f"{shown[:3]}****{shown[-4:]}" if len(shown) >= 11 else f"****{shown[-4:]}"
+    """138****8000; ****4567 for 8 to 10 digits; ****456 for 7 (four of seven tell too much)."""
+    if len(shown) >= 11:
+        return f"{shown[:3]}****{shown[-4:]}"
+    return f"****{shown[-4:]}" if len(shown) >= 8 else f"****{shown[-3:]}"
 
 
 def _runs(text: str) -> list[Span]:
@@ -442,7 +483,7 @@ def _absorb_plus(text: str, a: int) -> int:
 
 
 def _tw_valid(no: str) -> bool:
-    n = _TW_LETTER[no[0]]
+    n = _TW_LETTER[no[0].upper()]
     total = n // 10 + (n % 10) * 9 + sum(int(d) * w for d, w in zip(no[1:9], range(8, 0, -1),
                                                                      strict=True))
     return (total + int(no[9])) % 10 == 0
@@ -459,6 +500,8 @@ def _documents(text: str) -> list[Span]:
         if sum(c.isdigit() for c in no) >= _WORTH:
             found.append(Span("id_number", m.start("no"), m.end("no"), no, _document(no)))
     for m in _HK_ID.finditer(text):
+        found.append(Span("id_number", m.start(), m.end(), m.group(0), _document(m.group(0))))
+    for m in _MO_ID.finditer(text):
         found.append(Span("id_number", m.start(), m.end(), m.group(0), _document(m.group(0))))
     for m in _TW_ID.finditer(text):
         if _tw_valid(m.group(0)):
