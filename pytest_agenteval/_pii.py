@@ -300,16 +300,16 @@ def _number(run: _Run, i: int, j: int) -> tuple[Kind, str, str] | None:
 def _identity(run: _Run, i: int, j: int, chars: str,
               value: str) -> tuple[Kind, str, str] | None:
     """An ID number: 18 characters (in one piece not glued to a code's letters and, after a
-    code word, with a province's code; or with a valid date of birth); an old 15-digit one
-    with a valid date of birth where a document word comes shortly before it (15 digits
-    alone are an IMEI, an IMSI or a waybill far more often: those IDs have not been valid
-    since 2013); a Malaysian MyKad number (``900512-14-5567``)."""
+    code word, with a province's code and its check digit; or with a valid date of birth);
+    an old 15-digit one with a valid date of birth where a document word comes shortly
+    before it and no code word (15 digits alone are an IMEI, an IMSI or a waybill far more
+    often: those IDs have not been valid since 2013); a Malaysian MyKad number
+    (``900512-14-5567``)."""
     n = len(value)
     if "X" in value[:-1]:
         return None
-    # one piece after a code word (订单号 202406180000123456) must look like an ID number too
     if n == 18 and value[0] in "123456789" and (
-            # after a code word (发票号码, 流水号) only one with a province and its check digit
+            # after a code word (订单号, 发票号码) only one with a province and a check digit
             (value[:2] in _PROVINCES and _checked(value)) if run.coded and i == j
             else (i == j and not run.glued(i)) or _date(value[6:14])):
         return "id_number", value, _stars(chars, 3, 4) if i == j else _stars(_shown(chars), 3, 4)
