@@ -122,7 +122,8 @@ MARKETING = ("优惠", "活动", "推荐", "新到", "新车源", "(给您|帮�
 #: strong words a hand-off in the same clause does not excuse; only a disclaimer does
 STRONG = ("保证", "承诺", "包")
 #: a promise of the bot's own service (「保证第一时间帮您问」「一定第一时间通知您」) is none
-_SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(通知|告诉|转达"
+_SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(完整|如实|准确|原封不动)?地?"
+            r"(通知|告诉|转达|转告"
             r"|帮(?!(您|你)?\s*(打|减|便宜|优惠|让|降|申请到))|联系|反馈|回复|去问)")
 COMMIT = (r"(保证|保正)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE + ")", r"肯定",
           r"承诺", r"绝对",
@@ -219,8 +220,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
              "周[一二三四五六日末]", "上午", "下午", "今晚", "今早", "明早", "明晚", "中午",
              "晚上", "星期[一二三四五六日天]", "礼拜[一二三四五六日天]", "排队", "看上",
              "时间段", "档期", "挂(上)?号", "号源", "包间", "座位", "发货", "送达", "delivery",
-             r"(\d+|[一二三四五六七八九十半两]+)\s*(分钟|小时)(内|之内)?[^，,。]{0,2}(到|上门|送达)",
-             "到(您|你)家", "上门"),
+             r"(\d+|[一二三四五六七八九十半两]+)\s*(分钟|小时)(内|之内)?[^，,。]{0,2}(到|上门|送达)"),
 }
 
 
@@ -590,6 +590,9 @@ def _topic(topics: dict[str, re.Pattern[str] | None], text: str) -> str | None:
 
 #: what follows a commitment that asks instead (「能给到什么价格」「能便宜多少」)
 _OPEN_QUESTION = re.compile(r"[^，,。！？!?]{0,4}(什么|多少|几(?!乎|天内)|哪)")
+#: the bot goes to find out (「没问题，我帮您问一下」): its assent answers nothing yet
+_DEFERS = re.compile(r"(问|查|确认|核实|了解)(一下|一问|问|查)|帮(您|你)(问|查|确认|核实)"
+                     r"|稍等|等我")
 #: a user's message that asks (a question mark, a particle, or 能/可以/会不会)
 _ASKING = re.compile(r"[?？]|[吗么嘛][~～啊呀]*$|能不能|可不可以|会不会|能|可以")
 
@@ -606,7 +609,7 @@ def _question(text: str, reply: str) -> str | None:
     if not _ASKING.search(norm):
         return None
     parties, safe = compile_any(PARTIES), compile_any(SAFE)
-    if any(regex is not None and regex.search(reply) for regex in (parties, safe)):
+    if any(regex is not None and regex.search(reply) for regex in (parties, safe, _DEFERS)):
         return None
     return norm
 
