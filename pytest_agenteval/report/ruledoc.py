@@ -146,16 +146,15 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   says whom to meet (「周日下午两点没问题，车给您留着，到店后直接找销售就行」). BR-004
   (`no_commitment`, a veto rule) fails the first and the last, so their cases
   fail.
-- `grounded_numbers`: units are compared only where an approximate number and
-  its source both have one (a date's year and month count as 年 and 月, a model
-  year 2021款 as 年, 1888号 as 号: 「约500米」 is not grounded by 458元, nor
-  「油耗大概5.8L」 by the 6 of 2021-06); an exact value is grounded whatever its
-  unit (「质保6个月」 by the 6 of 2021-06, 「30米线材」 by the 30 of 8:30); a duration in words
-  (「半年」) is no number, nor is one said with a lone Chinese digit (「质保一年」);
-  a number in a phrase the default `ignore` skips as the
-  bot's own service terms (「15天内」「24小时」「3个工作日」) is not checked, even where
-  it is an earlier item's fact (BR-016: 「下单后15天内送到」 of the table, said of
-  the sofa).
+- `grounded_numbers`: a number is grounded only by a source of its unit where
+  both have one (a date's year and month count as 年 and 月, a model year 2021款
+  as 年, 1888号 as 号, 8:30 as 点 and 分: 「质保6个月」 is not grounded by the 6 of
+  2021-06, nor 「约500米」 by 458元); a number without a unit is compared by value
+  alone; a duration in words (「半年」「两个半小时」) is no number, nor is one said
+  with a lone Chinese digit (「质保一年」「打两针」); a number in a phrase the
+  default `ignore` skips as the bot's own service terms (「15天内」「24小时」
+  「3个工作日」「30分钟内」) is not checked, even where it is an earlier item's
+  fact (BR-016: 「下单后15天内送到」 of the table, said of the sofa).
 - `knowledge_not_used`: BR-014 of the shipped ledger reads the dealer's
   knowledge (`paths: [carConfigInfo]`, `title: carConfigInfo.title`): another
   business names its item's fields and title in its own ledger, or the rule

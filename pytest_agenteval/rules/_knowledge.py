@@ -39,11 +39,13 @@ _SQUASH = re.compile(r"\s+")
 #: a number's unit, after an approximation's marker (「3万多公里」): an approximate number is
 #: grounded only by a number of its unit, where both have one (「约500米」 is not 458元's)
 _MEASURE = re.compile(r"\s*(?:多|余|左右|出头|上下|来|几)?\s*(公里|千米|km|米|m(?![a-z])|元|块|"
-                      r"rmb|点|款|号|平方米|平米|平方|㎡|平|人|晚|个月|月|年|天|小时|分钟|周|%|折|层|楼|次|台|辆|"
-                      r"套|间|张|kg|公斤|斤|克|寸|瓦|w(?![a-z])|升|l(?![a-z]))", re.IGNORECASE)
+                      r"rmb|点|款|号|平方米|平米|平方|㎡|平|人|晚(?![\d一二三四五六七八九十上间饭])|个月|月|"
+                      r"年|天|小时|分钟|分|秒|周|%|"
+                      r"折|层|楼|次|台|辆|套|间|张|kg|公斤|斤|克|寸|瓦|w(?![a-z])|升|个油|"
+                      r"l(?![a-z]))", re.IGNORECASE)
 _MEASURES = {"款": "年", "千米": "公里", "km": "公里", "m": "米", "块": "元", "rmb": "元",
              "平方米": "平", "平米": "平", "平方": "平", "㎡": "平", "kg": "公斤", "w": "瓦",
-             "l": "升"}
+             "l": "升", "个油": "升", "分": "分钟", "楼": "层", "辆": "台"}
 
 
 #: a date's year and month (「2021-06」): their units, though none is written
@@ -113,7 +115,9 @@ def _found_in_order(wanted: Spans, have: Spans,
             hs, he, hv, hu = have[pos]
             pos += 1
             near = last_end is None or hs - last_end <= reach
-            if abs(hv - wv) < 1e-9 and (wu is None or hu == wu) and near:
+            # a sum of money may go without its 元 (「日托费用3.8k/月」 for 3800元)
+            if abs(hv - wv) < 1e-9 and (wu is None or hu == wu or (wu == "元" and hu is None)) \
+                    and near:
                 last_end = he
                 break
         else:
@@ -159,7 +163,11 @@ def knowledge_points(p: KnowledgePoints, turn: TurnView) -> RuleOutcome:
 
 
 class GroundedNumbers(Params):
-    ignore: tuple[str, ...] = (r"\d+\s*(小时|分钟|个?工作日|天内)", r"第\s*\d+", r"\d+\s*(位|名)",
+    #: the bot's own service terms (「24小时内」「30分钟内回复」「3个工作日」「7×24」), not a
+    #: walk of 12 minutes
+    ignore: tuple[str, ...] = (r"\d+\s*(小时|分钟)\s*(内|之内|以内)", r"\d+\s*个?工作日",
+                               r"\d+\s*天内", r"24\s*小时", r"7\s*[x×*]\s*24",
+                               r"第\s*\d+", r"\d+\s*(位|名)",
                                r"1\d{2}\*{3,4}\d{4}", r"尾号\s*\d{4}",
                                # a list's item number at the start of a line: 「1. 车型：…」
                                r"(?<![^\n])\s*\d{1,2}(?=\s*[.、)）](?!\d))")
@@ -172,6 +180,8 @@ def _approx(text: str, start: int, end: int) -> str | None:
     """How the number at ``start:end`` is approximate: "above" (「3万多」), "below"
     (「将近9万」), "about" (「约9万」「9万左右」), or None when it is not."""
     after = _APPROX_AFTER.match(text[end:end + 3])
+    if after is None and (unit := _MEASURE.match(text, end)):  # 「70公里左右」「10分钟上下」
+        after = _APPROX_AFTER.match(text[unit.end():unit.end() + 3])
     before = _APPROX_BEFORE.search(text[max(0, start - 4):start])
     if after is None and before is None:
         return None
@@ -217,8 +227,9 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     ``history`` (every earlier message), ``user`` (only the user's earlier
     messages) and ``input``; ``[knowledge, user, input]`` keeps a fact from an
     earlier turn's knowledge, repeated in an earlier reply, from counting once
-    the knowledge is gone. Units are not compared (质保6个月 is grounded by a 6
-    in 2021-06). Fails with the ungrounded numbers as evidence.
+    the knowledge is gone. A number and its source are compared by unit too where both
+    have one (质保6个月 is not grounded by the 6 of 2021-06, a month; 约12分钟 not by
+    12层). Fails with the ungrounded numbers as evidence.
     """
     sources = leaves(turn.knowledge) if "knowledge" in p.sources else []
     if "history" in p.sources:
@@ -235,12 +246,12 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     for start, end, raw, value in number_spans(text):
         if any(a <= start < b for a, b in spans):
             continue
-        if any(abs(k - value) < 1e-9 for k, _, _ in known):
+        unit = _measure(text, end, start)
+        alike = [(k, bound) for k, bound, of in known if unit is None or of is None or of == unit]
+        if any(abs(k - value) < 1e-9 for k, _ in alike):
             continue
         kind = _approx(text, start, end)
-        unit = _measure(text, end, start) if kind else None
-        if kind and any(_near(kind, value, k, p.tolerance) for k, bound, of in known
-                        if not bound and (unit is None or of is None or of == unit)):
+        if kind and any(_near(kind, value, k, p.tolerance) for k, bound in alike if not bound):
             continue
         bad.append(raw)
     if bad:

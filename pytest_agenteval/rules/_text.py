@@ -172,7 +172,7 @@ _EN_NEGATION = re.compile(r"\b(no|not|never|don't|won't|can't|cannot|without)\b"
 
 
 #: a question of the form 「X不X」: 「可不可以留个电话」「方唔方便」 ask, they negate nothing
-_A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不唔没冇](?=\1)")
+_A_NOT_A = re.compile(r"([\u4e00-\u9fff])[不唔没冇](?=\1)|有冇")
 
 
 #: a negation over a list (「也不会再向您要联系方式或者推荐别的书了」): it reaches past 或者
@@ -243,6 +243,13 @@ _CN_ZERO = re.compile(r"(?<![一二两三四五六七八九十百千万\d])零(?
 _W = re.compile(r"(?<=\d)w(?=公里|千米|km|元|块|多|左右|以内|出头|$|[,，。!！?？~～、)）])",
                 re.IGNORECASE)
 _PM = re.compile(r"(下午|晚上|傍晚|晚)\s*(\d{1,2})(?=点)")
+#: money written the other ways: 「RMB 129」「¥129」 → 129元, 「3.8k」 → 3.8千,
+#: 「三块五」「3块5」 → 3.5元
+_CURRENCY = re.compile(r"(?:rmb|cny|¥|￥)\s*(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
+_K = re.compile(r"(?<=\d)[kK](?=/|元|块|$|[\s,，。!！?？~～、)）])")
+_KUAI = re.compile(r"(?<![\d.])(\d+)块(\d)(?![\d十百千万])"
+                   r"|(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])块([一二三四五六七八九])"
+                   r"(?![一二三四五六七八九十百千万\d])")
 #: 「Jun 2021」「June, 2021」 → 2021年6月
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
                                        "sep", "oct", "nov", "dec"), 1)}
@@ -265,6 +272,13 @@ _CN_SHARE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([�
 #: and litres of fuel: 「六个油」「五升」
 _CN_LITRE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])"
                        r"(?=个油|升|公升)")
+
+
+def _kuai(m: re.Match[str]) -> str:
+    """3块5 and 三块五 → 3.5元."""
+    if m.group(1):
+        return f"{m.group(1)}.{m.group(2)}元"
+    return f"{_cn_value(m.group(3))}.{_cn_value(m.group(4))}元"
 
 
 def _pm(m: re.Match[str]) -> str:
@@ -309,6 +323,9 @@ def _prepare(text: str) -> str:
     text = _CN_SHARE.sub(lambda m: str(_cn_value(m.group(1))), text)
     text = _CN_ZERO.sub("0", text)
     text = _W.sub("万", text)
+    text = _CURRENCY.sub(lambda m: m.group(1) + "元", text)
+    text = _K.sub("千", text)
+    text = _KUAI.sub(_kuai, text)
     text = _CLOCK.sub(lambda m: f"{int(m.group(1))}点" + (f"{int(m.group(2))}分"
                                                         if m.group(2) != "00" else ""), text)
     text = _PM.sub(_pm, text)
