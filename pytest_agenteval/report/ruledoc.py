@@ -104,8 +104,9 @@ and 59 of 66 (a ninth, in ten more: a flower shop, a pharmacy, a bike shop,
 a bakery, a tea house …) and 60 of 70 (a tenth, in twelve more: a moving
 company, a hotel, a travel agency, a phone repair shop …) and 57 of 64 (an
 eleventh, in twelve more: a tyre shop, a cinema, a locksmith, a farm-stay …)
-and 48 of 64 (a twelfth, on numbers and hand-offs) right on first sight, and 81 of 88 and 55 of 60 compliant
-replies that look risky, with a few violations, and the rules
+and 48 of 64 (a twelfth, on numbers and hand-offs) right on first sight, and
+81 of 88 and 55 of 60 compliant replies that look risky, with a few
+violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
 (scripted, English, Cantonese), 29 of 34, 17 of 20 (long conversations), 18
