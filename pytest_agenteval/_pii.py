@@ -410,7 +410,7 @@ def _landline(run: _Run, i: int, j: int, chars: str,
 
 _SUBSCRIBER = frozenset("23456789")
 #: a company's hotline, no person's number
-_HOTLINE = re.compile(r"(400|800)\d{7}|95\d{3,6}|1[01]\d{3}")
+_HOTLINE = re.compile(r"(400|800)\d{7}")
 #: a price after a number (「… 6999 元」)
 _PRICE_AFTER = re.compile(r"\s*(元|块|円|rmb|RMB|¥|￥)")
 

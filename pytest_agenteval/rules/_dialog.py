@@ -291,7 +291,7 @@ def contact_requests(norm: str, patterns: tuple[str, ...] | list[str]
             if (not negated(clause, m.start()) and not quoted(norm, start + m.start())
                     and not _LABELLED.match(norm, start + m.end())):
                 found.append((start + m.start(), start + m.end()))
-    yield from sorted(set(found)) if found else ()
+    yield from sorted(set(found))
 
 
 def find_contact_request(text: str, patterns: tuple[str, ...] | list[str]) -> str | None:

@@ -67,14 +67,15 @@ def _measure(prepared: str, end: int, start: int = -1) -> str | None:
     return _MEASURES.get(unit, unit)
 
 
+#: the units a required value (BR-002) and this item's fact (BR-014) are read with, named
+#: as :data:`_MEASURES` names them
 _UNIT_AFTER = re.compile(r"\s*(公里|千米|km|万公里|元|块|次|年|月|天|号|点|辆|人|座|L|T)",
                          re.IGNORECASE)
-_SAME_UNIT = {"千米": "公里", "km": "公里", "块": "元"}
 
 
 def _unit(text: str, end: int) -> str | None:
     m = _UNIT_AFTER.match(text, end)
-    return None if m is None else _SAME_UNIT.get(m.group(1).lower(), m.group(1).lower())
+    return None if m is None else _MEASURES.get(m.group(1).lower(), m.group(1).lower())
 
 
 Spans = tuple[tuple[int, int, float, str | None], ...]

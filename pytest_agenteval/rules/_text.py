@@ -188,8 +188,10 @@ def negated(text: str, start: int, window: int = 8) -> bool:
     if _NEGATED_LIST.search(text[max(0, start - 30):start]):
         return True
     # the character at ``start`` is read too: 「方不方便留…」 matched from 「方便」
-    before = _A_NOT_A.sub("", text[max(0, start - window):start + 1] + "\0")[:-1]
-    return bool(_NEGATION.search(before[:len(before) - (start < len(text))])
+    before = _A_NOT_A.sub("", text[max(0, start - window):start + 1])
+    if start < len(text):
+        before = before[:-1]
+    return bool(_NEGATION.search(before)
                 or _EN_NEGATION.search(text[max(0, start - 20):start]))
 
 
