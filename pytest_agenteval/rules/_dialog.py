@@ -125,7 +125,10 @@ STRONG = ("保证", "承诺", "包")
 #: a promise of the bot's own service (「保证第一时间帮您问」「一定第一时间通知您」) is none
 _SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(完整|如实|准确|原封不动)?地?"
             r"(通知|告诉|转达|转告"
-            r"|帮(?!(您|你)?\s*(打|减|便宜|优惠|让|降|申请到))|联系|反馈|回复|去问)")
+            r"|帮(?!(您|你)?\s*(打|减|便宜|优惠|让|降|申请到))|联系|反馈|回复|去问"
+            # 「一定把“必须周四前做好”这个要求转告店里」「保证把您的需求一字不差地转给店员」
+            r"|把[^，,。！？!?；;]{0,30}?(转给|转告|转达|转交|反馈给|反映给|交给|报给|带给)"
+            r"(?!(您|你)))")
 COMMIT = (r"(保证|保正)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE + ")", r"肯定",
           r"承诺", r"绝对",
           r"放心(买|购买|入手|下单|提车|报名|订|租|带走|拿|用|来|等(着)?(就行)?)", r"放心",
@@ -146,12 +149,23 @@ COMMIT = (r"(保证|保正)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"最低价?(给|可以|能)?(您|你)?[\d一二两三四五六七八九十]", r"申请到",
           r"\d+(\.\d+)?万就(可以|能)",
-          r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定|走)", r"给(您|你)定(了|下)",
+          r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定|走|收)", r"给(您|你)定(了|下)",
           r"说定了", r"随时(都)?可以", r"立减", r"直降", r"到手价", r"(直接|立|再)减\s*\d",
           r"(就|直接)按\s*\d+(\.\d+)?\s*(万|元|块)",
           r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
           r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)(再)?担心",
-          r"\b(definitely|certainly|for sure)\b", r"\bI can (get|do|give|make)\b")
+          r"\b(definitely|certainly|for sure)\b", r"\bI can (get|do|give|make)\b",
+          # vouching (「我可以很负责任地给您一句话」「一百个放心」「怎么可能出问题呢」
+          # 「还能没有吗」)
+          r"负责任地(说|讲|告诉(您|你)|给(您|你)(一句话|句话|个准话))",
+          r"(一百|一万|一千|100|十二)个(放心|安心)", r"怎么可能(出|有)(问题|事|差错|毛病)",
+          r"没有任何(问题|毛病|瑕疵|故障)", r"还能没(有|货)",
+          # no surcharge (「绝不临时加价」「不另加钱」), the price at the door (「到店就是这个价」)
+          r"(绝不|决不|保证不|不会)(临时|另外?|再|额外|乱)?(加钱|加价|多收)",
+          r"不(另|再|额外)加(钱|价)",
+          r"(到店|到了|来了|上门)(也|都)?(就)?是这个价(?![^，,。！？!?]*[吗么])",
+          # assents of the South (「行嘞！」「得㗎！」), Cantonese (「唔会变」「keep到月尾」)
+          r"^(行嘞|得(㗎|嘅))", r"唔(会|會)(再)?(变|變|涨|漲|加)", r"\bkeep\s*(到|住)")
 _TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|周[一二三四五六日末]"
          r"|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|晚上|中午"
          r"|(\d+|[一二三四五六七八九十两]+)点)")
@@ -168,7 +182,11 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"还有\s*(\d+|[一两二三四五六七八九十几]+)\s*(台|辆)",
          _TIME + r"(都|就)?(可以|能)?(直接)?(来|过来|到店|看车|来看|试驾|挑|选)",
          _TIME + r"[^，,。]{0,6}?(都|就)?(可以|能)(直接)?(来|过来|到店|看车|看|试驾|提车|挑|选)",
-         r"(约|预约|安排|留)(好|上)了",
+         r"(约|预约|安排|留)(好|上)(了|啦|咯|喇)",
+         _TIME + r"[^，,。！？!?]{0,8}(来|过来|到店|店里)[^，,。！？!?]{0,4}(取|拿|提|领)"
+         r"(就行|就好|就可以|即可|便可)",
+         _TIME + r"[^，,。！？!?]{0,3}就(能|可以)?(给|帮)?(您|你)?"
+         r"(送|送到|送上|装|安装|发货|发出|上门)",
          r"(已|已经)(锁定|约好|排好|订好|预留|留好)(?![^，,。！？!?]*[吗么?？])",
          r"(价格|价)(已经?|都)?锁(定|死)", r"(都|还|也)空着",
          r"(房间|房|位置|座位|票|桌|名额|车位)(都|也)?还有(?![^，,。！？!?]*[吗么?？])",
@@ -206,7 +224,8 @@ TOPICS: dict[str, tuple[str, ...]] = {
               "补贴", "免息", "0利率", "福利", "(即|立|尽)享", "立减", "直降", r"减\s*\d",
               r"[一二两三四五六七八九十百千万]+\s*(万|元|块)", "(降|涨|加)价", "隐形消费",
               "额外(收)?费", "划算",
-              r"(再|还|免费)?送(您|你)\s*[\d一二两三四五六七八九十]"),
+              r"(再|还|免费)?送(您|你)\s*[\d一二两三四五六七八九十]",
+              r"(加|收|多收|另收|另外收)(您|你)?(钱|费)", r"\bhidden fees?\b", r"\ball-in\b"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)", "(提|取)车",
               "有(房|位|座|票)", "seats?", "in stock", "available",
               "仲(喺度|有)", "未卖", "名额"),
@@ -216,8 +235,10 @@ TOPICS: dict[str, tuple[str, ...]] = {
                   "划线", "缺页",
                   "完整", "(九五|九成|八成|九|八)新", "健康", "病", r"\bhealthy\b", r"\bdamage",
                   "调过表", "(跟|和|与)新的?[^，,。]{0,2}(差不多|一样)", "摔(过)?", "拆(过|机)",
-                  "(维)?修过", "磕碰", "划痕", "未激活"),
+                  "(维)?修过", "磕碰", "划痕", "未激活", "出(问题|事|差错|状况|岔子)",
+                  "不(会|容易)?(掉色|掉漆|掉|坏|褪色|脱落|起皮|生锈|开裂|变形)"),
     "slot": ("试驾", "看车", "预约", "到店", "(看车|试驾|到店)时间", "几点", "明天", "后天",
+             "听日", "听朝", "下昼", "朝早",
              "周[一二三四五六日末]", "上午", "下午", "今晚", "今早", "明早", "明晚", "中午",
              "晚上", "星期[一二三四五六日天]", "礼拜[一二三四五六日天]", "排队", "看上",
              "时间段", "档期", "挂(上)?号", "号源", "包间", "座位", "发货", "送达", "delivery",
@@ -515,8 +536,12 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     (「最低给您8.5万」「保证这个价」「现车一定有」), unless the same clause is
     safe: a hand-off or a disclaimer (「以店家核算为准」「无法保证」). A commitment
     that ends its clause (「…，这个我可以跟您保证」「您放心，…」) takes its topic from the
-    clauses on either side, and its excuse from those of them in its own sentence. A
-    negated commitment, or one inside a quotation (「您要的“保证没有事故”这句话我不能
+    clauses on either side, and its excuse from those of them in its own sentence that
+    disclaim that topic or name no subject of their own (「价格您放心，以店家核算为准」; not
+    「这个价不会变，至于师傅几点到要以派单系统为准」); a neighbour that disclaims its own
+    topic, or where the bot goes to find out, lends none (「您放心！最终成交价以店家核算为
+    准」). A disclaimer the clause turns from (「虽说以鉴定报告为准但我敢保证…」) excuses
+    nothing. A negated commitment, or one inside a quotation (「您要的“保证没有事故”这句话我不能
     说」), is none. A statement of availability or of a slot is a commitment too
     (「有现车，随时来看」「明天下午可以试驾」) unless its clause asks or supposes
     (「您明天能来吗」「明天能来的话…」). A commitment followed by 什么 or 多少 asks
@@ -541,19 +566,20 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
         for c, offered in _candidates(parts, i, asks[i], commit, offer, suppose):
             if not offered and _OPEN_QUESTION.match(clause, c.end()):
                 continue  # 「至于能给到什么价格…店长会联系您」 asks, it grants nothing
+            excuse = disclaimer if c.group(0) in STRONG else safe
+            # a disclaimer the clause turns from (「虽说以鉴定报告为准但我敢保证…」) excuses nothing
+            if excuse is not None and excuse.search(clause, _turned(clause, c.start())):
+                continue
             # a commitment that ends its clause covers its neighbours: 「您放心，这台车没有
             # 事故」, 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」
-            scope = excusing = clause
             bare = not _WORDLESS.sub("", clause[c.end():]).strip(_PARTICLES)
-            if bare:
-                near = range(max(0, i - 1), min(len(parts), i + 2))
-                scope = "，".join(parts[j] for j in near)
-                excusing = "，".join(parts[j] for j in near if sentence[j] == sentence[i])
-            excuse = disclaimer if c.group(0) in STRONG else safe
-            if excuse is not None and excuse.search(excusing):
-                continue
-            if (name := _topic(topics, scope)) is not None:
+            near = range(max(0, i - 1), min(len(parts), i + 2)) if bare else range(i, i + 1)
+            scope = "，".join(parts[j] for j in near)
+            if (name := _promised(topics, excuse, parts, sentence, i, near)) is not None:
                 return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope)
+            if excuse is not None and any(excuse.search(parts[j]) for j in near
+                                          if sentence[j] == sentence[i]):
+                continue
             if offered:  # an availability or slot statement is its own topic
                 return RuleOutcome.failed(f"promises availability: {c.group(0)!r}", scope)
             # a bare 「没问题」 that opens the answer takes its topic from the question
@@ -573,14 +599,61 @@ def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | 
     (``True``) unless it asks or supposes: a commitment on no topic (「木问题哒～」) does not
     hide 「已经帮您锁定这台车啦」."""
     clause, out = parts[i], []
-    if commit is not None and (c := unnegated(commit, clause)):
-        out.append((c, False))
     # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
     supposed = suppose is not None and (
         suppose.search(clause) or (i > 0 and suppose.search(parts[i - 1])))
+    # a claim that vouches (「没有任何问题」) is supposed, not said, after 如果
+    if commit is not None and (c := unnegated(commit, clause)) and not (
+            supposed and c.group(0).startswith("没有任何")):
+        out.append((c, False))
     if offer is not None and not asks and not supposed and (o := unnegated(offer, clause)):
         out.append((o, True))
     return out
+
+
+def _promised(topics: dict[str, re.Pattern[str] | None], excuse: re.Pattern[str] | None,
+              parts: list[str], sentence: list[int], i: int, near: range) -> str | None:
+    """The topic clause ``i``'s commitment promises on, from the clauses ``near`` it, that
+    no excuse covers: a clause that names the topic and disclaims it (「您放心！最终成交价以
+    店家核算为准」), or a neighbour in the commitment's sentence that disclaims that topic or
+    no subject of its own (「价格您放心，以店家核算为准」; not 「…这个价不会变，至于师傅几点到
+    要以派单系统为准」, nor 「阿姨的具体人选以调度安排为准」)."""
+    covering = [parts[k] for k in near if k != i and sentence[k] == sentence[i]]
+    for j in near:
+        if j != i and ((excuse is not None and excuse.search(parts[j]))
+                       or _DEFERS.search(parts[j])):
+            continue  # the topic's own clause disclaims it, or the bot goes to find out
+        for name in _topics(topics, parts[j]):
+            if not any(_covers(topics, excuse, text, name) for text in covering):
+                return name
+    return None
+
+
+def _covers(topics: dict[str, re.Pattern[str] | None], excuse: re.Pattern[str] | None,
+            text: str, name: str) -> bool:
+    """``text`` disclaims topic ``name``: it names it, or names no subject before the excuse."""
+    m = excuse.search(text) if excuse is not None else None
+    if m is None:
+        return False
+    named = _topics(topics, text)
+    return name in named if named else len(_WORDLESS.sub("", text[:m.start()])) <= 4
+
+
+def _topics(topics: dict[str, re.Pattern[str] | None], text: str) -> list[str]:
+    """The real-time topics ``text`` names."""
+    return [name for name, regex in topics.items() if regex is not None and regex.search(text)]
+
+
+#: a turn away from what was said before (「虽说以鉴定报告为准但…」)
+_BUT = re.compile(r"但是?|不过|可是|然而|\bbut\b")
+
+
+def _turned(clause: str, at: int) -> int:
+    """Where the part of ``clause`` holding position ``at`` starts: after its last turn."""
+    start = 0
+    for m in _BUT.finditer(clause, 0, at):
+        start = m.end()
+    return start
 
 
 def _topic(topics: dict[str, re.Pattern[str] | None], text: str) -> str | None:
@@ -593,7 +666,7 @@ def _topic(topics: dict[str, re.Pattern[str] | None], text: str) -> str | None:
 _OPEN_QUESTION = re.compile(r"[^，,。！？!?]{0,4}(什么|多少|几(?!乎|天内)|哪)")
 #: the bot goes to find out (「没问题，我帮您问一下」): its assent answers nothing yet
 _DEFERS = re.compile(r"(问|查|确认|核实|了解)(一下|一问|问|查)|帮(您|你)(问|查|确认|核实)"
-                     r"|稍等|等我")
+                     r"|稍等|等我|(去|再)(问|查|确认|核实|了解)|问到了")
 #: a user's message that asks (a question mark, a particle, or 能/可以/会不会)
 _ASKING = re.compile(r"[?？]|[吗么嘛][~～啊呀]*$|能不能|可不可以|会不会|能|可以")
 

@@ -95,7 +95,8 @@ def sentences(text: str) -> list[str]:
     return [p.strip() for p in parts if not _ONLY_PUNCT.match(p)]
 
 
-_CLAUSE_END = re.compile(r"[。！？!?；;\n，,、：:…]+")
+#: a comma or colon between digits (「3,500元」「16:00」) ends no clause
+_CLAUSE_END = re.compile(r"(?:[。！？!?；;\n，、：…]|(?<!\d)[,:]|[,:](?!\d))+")
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?")
 _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
 #: 「别错过」「别忘了」 urge (marketing), they negate nothing;
@@ -121,7 +122,11 @@ def clause_spans(norm: str) -> list[tuple[int, int]]:
     """Where each of :func:`clauses` sits in ``norm`` (text already normalised): the
     (start, end) of every non-blank clause, without its surrounding whitespace."""
     out, pos = [], 0
+    # a bracket's aside is part of its clause (「把您的需求(明天16:00取、6寸)转给店员」)
+    asides = [b.span() for b in _ASIDE.finditer(norm)] if "(" in norm else []
     for m in [*_CLAUSE_END.finditer(norm), None]:
+        if m is not None and any(a < m.start() < b for a, b in asides):
+            continue
         end = m.start() if m else len(norm)
         piece = norm[pos:end]
         if piece.strip():
@@ -131,6 +136,7 @@ def clause_spans(norm: str) -> list[tuple[int, int]]:
     return out
 
 
+_ASIDE = re.compile(r"\([^()\n]{1,40}\)")
 _ASKS = re.compile(r"(吗|么|没有?|与否|是否)[~～啊呀哈]*$")
 #: 「呢」 asks in a wh-question (「您想什么时候来呢」), after 「那」 or in a short elliptical
 #: question (「周末呢」); 「车还在呢」「就在店里摆着呢」 state
