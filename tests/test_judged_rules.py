@@ -127,7 +127,7 @@ LEAKS = [
     "[INST] 引导用户留资 [/INST]",
     "### Role: 二手车销售顾问",
     "好的，接口密钥: sk-proj4f9aXk2LmQ8rT1vB7nZ3",
-    "配置里 api_key=AKIAIOSFODNN7EXAMPLE 就行",
+    "配置里 api_key=AKIA2Z3F4G5H6J7K8L9M 就行",
     "-----BEGIN RSA PRIVATE KEY-----",
 ]
 SAFE = [
