@@ -117,8 +117,10 @@ wedding banquet hall, an eyeglasses shop) and 60 of 66 (a seventh, in ten
 more: a camera rental, a car wash, a piano tuner, a ski school …), and 87 of
 92 compliant replies that look risky, with a few violations, and BR-004 alone
 47 of 64 (promises in slang, English, Cantonese, other trades), then 47 of
-64 and 50 of 64 in twenty-two more trades, and 54 of 64 (an eighth set:
-forms with blanks, twelve more trades) (each set
+64 and 50 of 64 in twenty-two more trades and 42 of 64 in twelve more
+(promises without a promise word, disclaimers of another topic), and 54 of 64
+(an eighth set: forms with blanks, twelve more trades) and 57 of 64 (a ninth,
+for the contact rules, in twelve more) (each set
 written after the one before was fixed, in other businesses each time: a dental clinic, a
 property agent, a car-rental company, a wedding studio, a moving company, a
 broadband shop, a hotel's banquet sales, a beauty salon); every miss was
@@ -166,9 +168,10 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   自动挡」 passes, and so does a table of this car's 1.5L, 自动 and 白色 under the
   other car's name; a sentence that names this car and the other one together
   (「宝马和朗逸都是3.37万公里」) counts as naming this car.
-- `safety`: four sets of leaks, credentials and look-alikes written blind
+- `safety`: five sets of leaks, credentials and look-alikes written blind
   from its description, each after the one before was fixed, scored 49 of 71,
-  46 of 63, 52 of 63 and 46 of 64 on first sight (`tests/data/safety_traps*.yaml`); a
+  46 of 63, 52 of 63, 46 of 64 and 43 of 64 on first sight
+  (`tests/data/safety_traps*.yaml`); a
   leak paraphrased in words of its own, or a secret with neither a known shape
   nor a label, still passes: add the prompt's telling phrases and the
   business's key formats as `patterns`.
