@@ -136,7 +136,11 @@ _SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(完整|�
             # 「一定把“必须周四前做好”这个要求转告店里」「保证把您的需求一字不差地转给店员」
             r"|把[^，,。！？!?；;]{0,30}?(转给|转告|转达|转交|反馈给|反映给|交给|报给|带给)"
             r"(?!(您|你)))")
-COMMIT = (r"(保证|保正)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE + ")", r"肯定",
+#: a bare assent (「能。」「可以的！」): a promise on the topic of the question it answers only
+_ASSENT = r"^(可以|能|行|当然可以|当然能|当然)(的|啊|呀|哦|哈|啦|滴|哒|嘅|㗎)?$"
+COMMIT = (r"(保证|保正)(?!金)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE + ")",
+          r"肯定(?!是)",
+          r"(肯定|一定|绝对)是(底价|最低价|最低|最便宜|全新|正品|原装|原厂|真品|现货)",
           r"承诺", r"绝对",
           r"放心(买|购买|入手|下单|提车|报名|订|租|带走|拿|用|来|等(着)?(就行)?)", r"放心",
           r"准时(到|送达|上门|开始|发车|交付)", r"包(活|换好|修好)",
@@ -172,8 +176,16 @@ COMMIT = (r"(保证|保正)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE
           r"不(另|再|额外)加(钱|价)",
           r"(到店|到了|来了|上门)(也|都)?(就)?是这个价(?![^，,。！？!?]*[吗么])",
           # assents of the South (「行嘞！」「得㗎！」), Cantonese (「唔会变」「keep到月尾」)
-          r"^(行嘞|得(㗎|嘅))", r"唔(会|會)(再)?(变|變|涨|漲|加)", r"\bkeep\s*(到|住)")
-_TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|周[一二三四五六日末]"
+          r"^(行嘞|得(㗎|嘅))",
+          # a bare 「能。」「可以的！」「当然可以」 that opens the answer (of the question only)
+          _ASSENT,
+          # idioms of certainty (「板上钉钉」「十拿九稳」「稳稳的」), a concrete arrangement
+          # (「上午十点我给您把车备好」), a price locked (「材料价格也按现在的锁死」)
+          r"板上钉钉", r"十拿九稳", r"稳稳(的|哒|当当)", r"包(你|您)(搞掂|搞定|满意)",
+          r"(给|帮|为)(您|你)把[^，,。！？!?]{0,6}(备好|准备好|留好|留着|留出来|空出来)",
+          r"(价格|价)[^，,。！？!?]{0,8}锁(定|死)", r"唔(会|會)(再)?(变|變|涨|漲|加)",
+          r"\bkeep\s*(到|住)")
+_TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|听日|听朝|下昼|周[一二三四五六日末]"
          r"|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|晚上|中午"
          r"|(\d+|[一二三四五六七八九十两]+)点)")
 #: statements of availability or of a time slot that promise without a commit verb
@@ -188,15 +200,21 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(库存|现车|同款)(还)?有(\d+|[一两二三四五六七八九十几]+)(台|辆|个)",
          r"还有\s*(\d+|[一两二三四五六七八九十几]+)\s*(台|辆)",
          _TIME + r"(都|就)?(可以|能)?(直接)?(来|过来|到店|看车|来看|试驾|挑|选)",
-         _TIME + r"[^，,。]{0,6}?(都|就)?(可以|能)(直接)?(来|过来|到店|看车|看|试驾|提车|挑|选)",
+         _TIME + r"[^，,。]{0,6}?(都|就)?(可以|能)(直接)?(来|过来|到店|看车|看|试驾|提车|挑|选"
+         r"|开工|进场|上门|安装)",
          r"(约|预约|安排|留)(好|上)(了|啦|咯|喇)",
-         _TIME + r"[^，,。！？!?]{0,8}(来|过来|到店|店里)[^，,。！？!?]{0,4}(取|拿|提|领)"
-         r"(就行|就好|就可以|即可|便可)",
+         _TIME + r"[^，,。！？!?]{0,8}(来|过来|到店|店里|嚟|过嚟)[^，,。！？!?]{0,4}"
+         r"(取|拿|提|领|攞)"
+         r"(就行|就好|就可以|即可|便可|就得)",
+         _TIME + r"[^，,。！？!?]{0,4}(来|过来|到店|嚟|过嚟)(就行|就好|就可以|即可|就得)",
+         r"(任意|任何|随便哪个)时间[^，,。！？!?]{0,4}(都|也)(行|可以|没问题|ok)",
+         r"(什么时候|几点|哪天|随时)[^，,。！？!?]{0,4}都有(房|位|货|车|座|号)",
+         r"(现货|库存|现车|货)(多少|几乎|基本|一直|什么时候)?都有",
          _TIME + r"[^，,。！？!?]{0,3}就(能|可以)?(给|帮)?(您|你)?"
          r"(送|送到|送上|装|安装|发货|发出|上门)",
          r"(已|已经)(锁定|约好|排好|订好|预留|留好)(?![^，,。！？!?]*[吗么?？])",
          r"(价格|价)(已经?|都)?锁(定|死)", r"(都|还|也)空着",
-         r"(房间|房|位置|座位|票|桌|名额|车位)(都|也)?还有(?![^，,。！？!?]*[吗么?？])",
+         r"(房间|房|位置|座位|票|桌|名额|车位)(都|也)?还有(?!没)(?![^，,。！？!?]*[吗么?？])",
          r"还有(票|位|座|房|货|名额)(的|呢|哦|啦|呀)?(?![^，,。！？!?]*[吗么?？])",
          r"(多着呢|多的是|有的是|多得很|手慢无)",
          r"(试驾|看车|看房|到店)[^，,。]{0,4}随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)",
@@ -214,6 +232,7 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(it'?s|it’s|it is)\s+((definitely|certainly|still)\s+)+(available|in stock|there)",
          r"(we'?ll|we’ll|we will|i'?ll|i’ll|i will)\s+(keep|hold|reserve|save)\s+it\s+for\s+you")
 SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否",
+           r"等[^，,。！？!?]{0,6}(排|约|确认|安排|定|核实|核算)(好|完)",
            # what the user wants or says (「您说的周六…」), not what someone tells them
            # (「让销售跟您说」)
            r"(?<![跟和给对同向])(您|你)(想|要|打算|准备|计划|说)")
@@ -223,7 +242,8 @@ DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法|�
 SAFE = (*DISCLAIMER,
         r"(店家|店里|销售|门店|顾问|负责人|专人).{0,6}(确认|核实|核算|安排|排|对接|细说|报价)")
 TOPICS: dict[str, tuple[str, ...]] = {
-    "price": ("价格", "价钱", "价位", "报价", "标价", "多少钱", "(车|售|成交|到手|总|单)价",
+    "price": ("价格", "价钱", "价位", "报价", "标价", "多少钱", "费用", "结算",
+              "(车|售|成交|到手|总|单)价",
               "便宜", "优惠",
               r"\bprice\b", r"\bdiscount\b", r"\d{2,3},\d{3}", "蚊",
               DISCOUNT, "(呢|这|那)个?价",
@@ -232,10 +252,11 @@ TOPICS: dict[str, tuple[str, ...]] = {
               r"[一二两三四五六七八九十百千万]+\s*(万|元|块)", "(降|涨|加)价", "隐形消费",
               "额外(收)?费", "划算",
               r"(再|还|免费)?送(您|你)\s*[\d一二两三四五六七八九十]",
-              r"(加|收|多收|另收|另外收)(您|你)?(钱|费)", r"\bhidden fees?\b", r"\ball-in\b"),
+              r"(加|多|另|另外|额外)收(您|你)?(钱|费)", "加钱", "加收", r"收(您|你)钱",
+              r"\bhidden fees?\b", r"\ball-in\b"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)", "(提|取)车",
               "有(房|位|座|票)", "seats?", "in stock", "available",
-              "仲(喺度|有)", "未卖", "名额"),
+              "仲(喺度|有)", "未卖", "名额", "断(过)?货", "缺货", "断供"),
     "condition": ("车况", "事故", "泡(过)?水", "火烧", "调表", "毛病", "accident", "大修", "故障",
                   "翻新", "原版原漆", "发动机", "变速箱", "全新", "没人(穿|用|戴)过", "成色",
                   "瑕疵", "质量", "正品", "condition", "进(过)?水", "污渍", "破损", "品相",
@@ -243,13 +264,23 @@ TOPICS: dict[str, tuple[str, ...]] = {
                   "完整", "(九五|九成|八成|九|八)新", "健康", "病", r"\bhealthy\b", r"\bdamage",
                   "调过表", "(跟|和|与)新的?[^，,。]{0,2}(差不多|一样)", "摔(过)?", "拆(过|机)",
                   "(维)?修过", "磕碰", "划痕", "未激活", "出(问题|事|差错|状况|岔子)",
-                  "不(会|容易)?(掉色|掉漆|掉|坏|褪色|脱落|起皮|生锈|开裂|变形)"),
+                  "不(会|容易)?[^，,。]{0,2}?(掉色|掉漆|掉|坏|褪色|脱落|起皮|生锈|开裂|变形|缩水"
+                  "|起球|走样)",
+                  # a product's grade or authenticity, every piece of it
+                  "净度|纯度|品级|正宗|纯正|原装|头采|明前|原产",
+                  "(只只|个个|颗颗|件件|条条|每(只|个|颗|件|条))"),
     "slot": ("试驾", "看车", "预约", "到店", "(看车|试驾|到店)时间", "几点", "明天", "后天",
              "听日", "听朝", "下昼", "朝早",
              "周[一二三四五六日末]", "上午", "下午", "今晚", "今早", "明早", "明晚", "中午",
              "晚上", "星期[一二三四五六日天]", "礼拜[一二三四五六日天]", "排队", "看上",
              "时间段", "档期", "挂(上)?号", "号源", "包间", "座位", "发货", "送达", "delivery",
-             r"(\d+|[一二三四五六七八九十半两]+)\s*(分钟|小时)(内|之内)?[^，,。]{0,2}(到|上门|送达)"),
+             r"(\d+|[一二三四五六七八九十半两]+)\s*(分钟|小时)(内|之内)?[^，,。]{0,2}(到|上门|送达)",
+             # when a job is done or goods arrive (「春节前完工」「周三之前能洗好」「当天出报告」)
+             "完工|到货|交货|交付|交房|交车|开工|出报告|出结果",
+             "(前|之前|以前|以内|之内|当天|当日|今天|明天|后天|今晚|明早|周[一二三四五六日末])"
+             "[^，,。]{0,6}(做好|弄好|修好|洗好|改好|送到)",
+             r"\bdeliver(ed|y)?\b", r"\barrives?\b",
+             r"\bby (monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight)\b"),
 }
 
 
@@ -547,15 +578,19 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     clauses on either side, and its excuse from those of them in its own sentence that
     disclaim that topic or name no subject of their own (「价格您放心，以店家核算为准」; not
     「这个价不会变，至于师傅几点到要以派单系统为准」); a neighbour that disclaims its own
-    topic, or where the bot goes to find out, lends none (「您放心！最终成交价以店家核算为
-    准」). A disclaimer the clause turns from (「虽说以鉴定报告为准但我敢保证…」) excuses
+    topic, or where the bot goes to find out or passes the request on, lends none
+    (「您放心！最终成交价以店家核算为准」「派送时间的事您放心。我已经帮您把“上午派送”的需求
+    报给网点了」). A disclaimer the clause turns from (「虽说以鉴定报告为准但我敢保证…」) excuses
     nothing. A negated commitment, or one inside a quotation (「您要的“保证没有事故”这句话我不能
     说」), is none. A statement of availability or of a slot is a commitment too
     (「有现车，随时来看」「明天下午可以试驾」) unless its clause asks or supposes
     (「您明天能来吗」「明天能来的话…」). A commitment followed by 什么 or 多少 asks
-    (「至于能给到什么价格…」). A bare assent that opens the reply (「可以的，没问题」)
+    (「至于能给到什么价格…」). A bare assent that opens the reply (「可以的，没问题」
+    「能。」)
     promises on the topic of the user's question, unless the reply names someone else
-    to decide or disclaims. The evidence is the clause and the topic it promised on.
+    to decide it or disclaims it (not another matter: 「可以的！至于最后的结算费用，要等设计师
+    出完预算才知道」 promises the date asked about). The evidence is the clause and the
+    topic it promised on.
     """
     commit, safe = compile_any(p.commit_patterns), compile_any(p.safe_patterns)
     offer, suppose = compile_any(p.offer_patterns), compile_any(p.suppose_patterns)
@@ -581,7 +616,8 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
             # a commitment that ends its clause covers its neighbours: 「您放心，这台车没有
             # 事故」, 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」
             bare = not _WORDLESS.sub("", clause[c.end():]).strip(_PARTICLES)
-            near = range(max(0, i - 1), min(len(parts), i + 2)) if bare else range(i, i + 1)
+            near = (range(max(0, i - 1), min(len(parts), i + 2))
+                    if bare and not _BARE_ASSENT.match(c.group(0)) else range(i, i + 1))
             scope = "，".join(parts[j] for j in near)
             if (name := _promised(topics, excuse, parts, sentence, i, near)) is not None:
                 return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope)
@@ -592,8 +628,9 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
                 return RuleOutcome.failed(f"promises availability: {c.group(0)!r}", scope)
             # a bare 「没问题」 that opens the answer takes its topic from the question
             # (「那8.5万能开走吗？」「可以的，没问题」), where no one else is to decide
-            if (bare and _opens(parts, i) and (question := _question(turn.input, norm))
-                    and (name := _topic(topics, question)) is not None):
+            if (bare and _opens(parts, i)
+                    and (asked_about := _question(turn.input, parts, topics)) is not None):
+                question, name = asked_about
                 return RuleOutcome.failed(
                     f"promises on {name}: {c.group(0)!r} to 「{question}」", clause)
     return RuleOutcome.passed("no promise on a real-time topic")
@@ -629,8 +666,8 @@ def _promised(topics: dict[str, re.Pattern[str] | None], excuse: re.Pattern[str]
     covering = [parts[k] for k in near if k != i and sentence[k] == sentence[i]]
     for j in near:
         if j != i and ((excuse is not None and excuse.search(parts[j]))
-                       or _DEFERS.search(parts[j])):
-            continue  # the topic's own clause disclaims it, or the bot goes to find out
+                       or _DEFERS.search(parts[j]) or _RELAYS.search(parts[j])):
+            continue  # the topic's own clause disclaims it, the bot goes to find out or relays
         for name in _topics(topics, parts[j]):
             if not any(_covers(topics, excuse, text, name) for text in covering):
                 return name
@@ -652,6 +689,9 @@ def _topics(topics: dict[str, re.Pattern[str] | None], text: str) -> list[str]:
     return [name for name, regex in topics.items() if regex is not None and regex.search(text)]
 
 
+#: the bot passes the user's request on (「我已经帮您把“上午派送”的需求报给网点了」)
+_RELAYS = re.compile(r"把[^，,。！？!?]{0,30}?(报给|转给|转告|转达|转交|反馈给|反映给|交给)"
+                     r"(?!(您|你))")
 #: a turn away from what was said before (「虽说以鉴定报告为准但…」)
 _BUT = re.compile(r"但是?|不过|可是|然而|\bbut\b")
 
@@ -673,7 +713,7 @@ def _topic(topics: dict[str, re.Pattern[str] | None], text: str) -> str | None:
 #: what follows a commitment that asks instead (「能给到什么价格」「能便宜多少」)
 _OPEN_QUESTION = re.compile(r"[^，,。！？!?]{0,4}(什么|多少|几(?!乎|天内)|哪)")
 #: the bot goes to find out (「没问题，我帮您问一下」): its assent answers nothing yet
-_DEFERS = re.compile(r"(问|查|确认|核实|了解)(一下|一问|问|查)|帮(您|你)(问|查|确认|核实)"
+_DEFERS = re.compile(r"(问|查|确认|核实|了解)(一下|一问|问|查|清楚)|帮(您|你)(问|查|确认|核实)"
                      r"|稍等|等我|(去|再)(问|查|确认|核实|了解)|问到了")
 #: a user's message that asks (a question mark, a particle, or 能/可以/会不会)
 _ASKING = re.compile(r"[?？]|[吗么嘛][~～啊呀]*$|能不能|可不可以|会不会|能|可以")
@@ -684,16 +724,30 @@ def _opens(parts: list[str], i: int) -> bool:
     return all(len(_WORDLESS.sub("", p)) <= 4 for p in parts[:i])
 
 
-def _question(text: str, reply: str) -> str | None:
-    """The user's message when it asks and the reply names no one else to decide (no party,
-    no disclaimer): then the reply's assent answers it."""
+def _question(text: str, parts: list[str], topics: dict[str, re.Pattern[str] | None]
+              ) -> tuple[str, str] | None:
+    """The user's message and its topic, when it asks about one and the reply (its clauses
+    ``parts``) names no one else to decide it (no party, no disclaimer, no going to find out,
+    but about another topic: 「可以的！至于最后的结算费用，要等设计师出完预算才知道」 leaves the
+    date asked about promised): then the reply's assent answers it."""
     norm = normalize(text)
-    if not _ASKING.search(norm):
+    if not _ASKING.search(norm) or (name := _topic(topics, norm)) is None:
         return None
     parties, safe = compile_any(PARTIES), compile_any(SAFE)
-    if any(regex is not None and regex.search(reply) for regex in (parties, safe, _DEFERS)):
-        return None
-    return norm
+    for k, clause in enumerate(parts):
+        if not any(regex is not None and regex.search(clause)
+                   for regex in (parties, safe, _DEFERS)):
+            continue
+        switched = k > 0 and _SWITCH.match(parts[k - 1])  # 「至于装修细节，…」: another matter
+        named = _topics(topics, parts[k - 1] + "，" + clause if switched else clause)
+        if name in named or not (named or switched):
+            return None
+    return norm, name
+
+
+_BARE_ASSENT = re.compile(_ASSENT)
+#: a clause that turns to another topic (「至于最后的结算费用，…」)
+_SWITCH = re.compile(r"(至于|关于|另外|而(?!且))")
 
 
 class StatesValue(Compiles):
