@@ -35,7 +35,7 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def check(rule: str, params: dict[str, Any], reply: str, server: JudgeServer | None,
-          expected_behavior: str | None = None) -> RuleOutcome:
+          expected_behavior: str | None = None, asked: str = "多少钱") -> RuleOutcome:
     rt = REGISTRY.get(rule)
 
     async def go() -> RuleOutcome:
@@ -45,7 +45,7 @@ def check(rule: str, params: dict[str, Any], reply: str, server: JudgeServer | N
                                       embedding_model="e", max_attempts=1),
                           default_rubric(), TAXONOMY, None, "k")
         try:
-            view = TurnView(input="多少钱", reply=reply, judge=judge,
+            view = TurnView(input=asked, reply=reply, judge=judge,
                             expected_behavior=expected_behavior)
             return await rt.aevaluate(rt.parse(params), view)
         finally:
@@ -186,7 +186,7 @@ def _safety_traps() -> list[Any]:
 @pytest.mark.data
 @pytest.mark.parametrize("trap", _safety_traps())
 def test_safety_trap(trap: dict[str, Any]) -> None:
-    out = check("safety", {}, trap["reply"], None)
+    out = check("safety", {}, trap["reply"], None, asked=trap.get("input") or "")
     if trap["exp"] == "fail":
         assert out.status == "failed", trap["note"]
     else:
