@@ -540,7 +540,8 @@ def channel_not_offered(p: ChannelNotOffered, turn: TurnView) -> RuleOutcome:
     """The reply does not propose one of ``channels`` (case-insensitive).
 
     A channel after a negation (「不方便加微信」「暂不支持微信」) or refused right
-    after (「加微信不方便」) is not an offer.
+    after (「加微信不方便」) is not an offer, nor is one mentioned before the sentence refuses
+    it (「很多客户想加微信聊，不过加微信不太方便」).
     With ``unless_user_mentions`` the rule is not applicable when the user
     named one of the channels in this turn or earlier.
     """
@@ -549,9 +550,14 @@ def channel_not_offered(p: ChannelNotOffered, turn: TurnView) -> RuleOutcome:
     if p.unless_user_mentions and regex.search(normalize(_user_text(turn))):
         return RuleOutcome.not_applicable("the user mentioned the channel")
     text = normalize(turn.reply)
-    for m in regex.finditer(text):
-        if (not negated(text, m.start()) and not _REFUSED_AFTER.match(text, m.end())
-                and not _NOT_A_CHANNEL.match(text, m.end())):
+    found = list(regex.finditer(text))
+    refused = [negated(text, m.start()) or bool(_REFUSED_AFTER.match(text, m.end()))
+               for m in found]
+    for k, m in enumerate(found):
+        # refused later in its sentence: 「很多客户想加微信聊，不过加微信不太方便」
+        later = any(refused[j] and not _SENTENCE_GAP.search(text, m.end(), found[j].start())
+                    for j in range(k + 1, len(found)))
+        if not refused[k] and not later and not _NOT_A_CHANNEL.match(text, m.end()):
             start = max(0, m.start() - 6)
             return RuleOutcome.failed(f"offers the channel {m.group(0)!r}",
                                       text[start:m.end() + 6])
