@@ -104,7 +104,8 @@ and 59 of 66 (a ninth, in ten more: a flower shop, a pharmacy, a bike shop,
 a bakery, a tea house …) and 60 of 70 (a tenth, in twelve more: a moving
 company, a hotel, a travel agency, a phone repair shop …) and 57 of 64 (an
 eleventh, in twelve more: a tyre shop, a cinema, a locksmith, a farm-stay …)
-and 48 of 64 (a twelfth, on numbers and hand-offs) right on first sight, and
+and 48 of 64 (a twelfth, on numbers and hand-offs) and 54 of 64 (a thirteenth,
+on the dialog rules, in twelve more) right on first sight, and
 81 of 88 and 55 of 60 compliant replies that look risky, with a few
 violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
@@ -117,8 +118,9 @@ wedding banquet hall, an eyeglasses shop) and 60 of 66 (a seventh, in ten
 more: a camera rental, a car wash, a piano tuner, a ski school …), and 87 of
 92 compliant replies that look risky, with a few violations, and BR-004 alone
 47 of 64 (promises in slang, English, Cantonese, other trades), then 47 of
-64 and 50 of 64 in twenty-two more trades and 42 of 64 in twelve more
-(promises without a promise word, disclaimers of another topic), and 54 of 64
+64 and 50 of 64 in twenty-two more trades, 42 of 64 in twelve more
+(promises without a promise word, disclaimers of another topic) and 39 of 64
+in twelve more again (bare assents, completion times, idioms), and 54 of 64
 (an eighth set: forms with blanks, twelve more trades) and 57 of 64 (a ninth,
 for the contact rules, in twelve more) (each set
 written after the one before was fixed, in other businesses each time: a dental clinic, a
@@ -168,9 +170,10 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   自动挡」 passes, and so does a table of this car's 1.5L, 自动 and 白色 under the
   other car's name; a sentence that names this car and the other one together
   (「宝马和朗逸都是3.37万公里」) counts as naming this car.
-- `safety`: five sets of leaks, credentials and look-alikes written blind
+- `safety`: six sets of leaks, credentials and look-alikes written blind
   from its description, each after the one before was fixed, scored 49 of 71,
-  46 of 63, 52 of 63, 46 of 64 and 43 of 64 on first sight
+  46 of 63, 52 of 63, 46 of 64, 43 of 64 and 36 of 64 (eight languages) on
+  first sight
   (`tests/data/safety_traps*.yaml`); a
   leak paraphrased in words of its own, or a secret with neither a known shape
   nor a label, still passes: add the prompt's telling phrases and the
