@@ -134,12 +134,14 @@ _SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(完整|�
             r"(通知|告诉|转达|转告"
             r"|帮(?!(您|你)?\s*(打|减|便宜|优惠|让|降|申请到))|联系|反馈|回复|去问"
             # 「一定把“必须周四前做好”这个要求转告店里」「保证把您的需求一字不差地转给店员」
+            r"|(给|向)(您|你)(答复|回复|回电|回个电话|消息|反馈)"
             r"|把[^，,。！？!?；;]{0,30}?(转给|转告|转达|转交|反馈给|反映给|交给|报给|带给)"
             r"(?!(您|你)))")
 #: a bare assent (「能。」「可以的！」): a promise on the topic of the question it answers only
 _ASSENT = r"^(可以|能|行|当然可以|当然能|当然)(的|啊|呀|哦|哈|啦|滴|哒|嘅|㗎)?$"
-COMMIT = (r"(保证|保正)(?!金)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _SERVICE + ")",
-          r"肯定(?!是)",
+COMMIT = (r"(?<!为了)(?<!为)(?<!以)(保证|保正)(?!金)(?!" + _SERVICE + ")",
+          r"(?<!请)一定(?!要)(?!" + _SERVICE + ")",
+          r"肯定(?!是|(会)?比平时)",
           r"(肯定|一定|绝对)是(底价|最低价|最低|最便宜|全新|正品|原装|原厂|真品|现货)",
           r"承诺", r"绝对",
           r"放心(买|购买|入手|下单|提车|报名|订|租|带走|拿|用|来|等(着)?(就行)?)", r"放心",
@@ -160,7 +162,8 @@ COMMIT = (r"(保证|保正)(?!金)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"最低价?(给|可以|能)?(您|你)?[\d一二两三四五六七八九十]", r"申请到",
           r"\d+(\.\d+)?万就(可以|能)",
-          r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定|走|收)", r"给(您|你)定(了|下)",
+          r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定|走|收|办)",
+          r"给(您|你)定(了|下)",
           r"说定了", r"随时(都)?可以", r"立减", r"直降", r"到手价", r"(直接|立|再)减\s*\d",
           r"(就|直接)按\s*\d+(\.\d+)?\s*(万|元|块)",
           r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
@@ -184,6 +187,15 @@ COMMIT = (r"(保证|保正)(?!金)(?!" + _SERVICE + ")", r"一定(?!要)(?!" + _
           r"板上钉钉", r"十拿九稳", r"稳稳(的|哒|当当)", r"包(你|您)(搞掂|搞定|满意)",
           r"(给|帮|为)(您|你)把[^，,。！？!?]{0,6}(备好|准备好|留好|留着|留出来|空出来)",
           r"(价格|价)[^，,。！？!?]{0,8}锁(定|死)", r"唔(会|會)(再)?(变|變|涨|漲|加)",
+          # 「包赶上的！」「那必须的！」「谁来问都不卖」「超了算我的」「只少不多」「差价原路退给您」
+          r"包(赶上|赶得上|来得及)", r"^(那)?必须(的|滴|哒)?$", r"谁(来)?(问|要)?都不卖",
+          r"超(了|出)(的|部分)?(算|归|由)我", r"只(少|降)不(多|涨)",
+          r"(差价|多收的?|多付的?)[^，,。！？!?]{0,6}(退|返|补)(给|还)?(您|你)",
+          r"一分(钱)?(都|也)?不(让|会让)?(您|你)?(吃亏|多收|多要|多掏|多花)",
+          r"不(会)?让(您|你)(多掏|多花|多出|多付)",
+          # in English (「you have my word」「I'd stake my job on it」「that rate's locked in」)
+          r"\byou have my word\b", r"\bstake my (job|life|reputation)\b", r"\bI promise\b",
+          r"\blocked in\b",
           r"\bkeep\s*(到|住)")
 _TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|听日|听朝|下昼|周[一二三四五六日末]"
          r"|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|晚上|中午"
@@ -208,6 +220,11 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(就行|就好|就可以|即可|便可|就得)",
          _TIME + r"[^，,。！？!?]{0,4}(来|过来|到店|嚟|过嚟)(就行|就好|就可以|即可|就得)",
          r"(任意|任何|随便哪个)时间[^，,。！？!?]{0,4}(都|也)(行|可以|没问题|ok)",
+         _TIME + r"[^，,。！？!?]{0,8}(来|过来|到店)[^，,。！？!?]{0,8}(就行|就好|就可以|即可)",
+         _TIME + r"(都|也|还)有(的|呢|哦|啊|呀)?$",
+         r"(前|之前|以前)[^，,。！？!?]{0,4}(给|帮)(您|你)?(做好|弄好|修好|洗好|改好|送到|装好)",
+         r"(场|房|位|桌|座|车位|包间)[^，,。！？!?]{0,2}空着",
+         r"\b(is|are|it's|it’s)\s+(also\s+)?in stock\b",
          r"(什么时候|几点|哪天|随时)[^，,。！？!?]{0,4}都有(房|位|货|车|座|号)",
          r"(现货|库存|现车|货)(多少|几乎|基本|一直|什么时候)?都有",
          _TIME + r"[^，,。！？!?]{0,3}就(能|可以)?(给|帮)?(您|你)?"
@@ -231,7 +248,7 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          # 「it's definitely still available」「we'll keep it for you」
          r"(it'?s|it’s|it is)\s+((definitely|certainly|still)\s+)+(available|in stock|there)",
          r"(we'?ll|we’ll|we will|i'?ll|i’ll|i will)\s+(keep|hold|reserve|save)\s+it\s+for\s+you")
-SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否",
+SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否", r"\b(if|whether|in case)\b",
            r"等[^，,。！？!?]{0,6}(排|约|确认|安排|定|核实|核算)(好|完)",
            # what the user wants or says (「您说的周六…」), not what someone tells them
            # (「让销售跟您说」)
@@ -252,11 +269,14 @@ TOPICS: dict[str, tuple[str, ...]] = {
               r"[一二两三四五六七八九十百千万]+\s*(万|元|块)", "(降|涨|加)价", "隐形消费",
               "额外(收)?费", "划算",
               r"(再|还|免费)?送(您|你)\s*[\d一二两三四五六七八九十]",
-              r"(加|多|另|另外|额外)收(您|你)?(钱|费)", "加钱", "加收", r"收(您|你)钱",
+              r"(加|多|另|另外|额外)收(您|你)?(钱|费)", "加钱", "加收", r"收(您|你)钱", "多收",
+              "差价", "一分钱", "多掏", "封顶", "磨价", "砍价", "讲价", "更低", "更便宜", "一口价",
+              r"\d+\s*(以内|之内)?[^，,。]{0,4}拿下", r"\brate\b",
               r"\bhidden fees?\b", r"\ball-in\b"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)", "(提|取)车",
               "有(房|位|座|票)", "seats?", "in stock", "available",
-              "仲(喺度|有)", "未卖", "名额", "断(过)?货", "缺货", "断供"),
+              "仲(喺度|有)", "未卖", "名额", "断(过)?货", "缺货", "断供", "还剩", "仅剩",
+              "最后一(瓶|台|件|个|套|间)"),
     "condition": ("车况", "事故", "泡(过)?水", "火烧", "调表", "毛病", "accident", "大修", "故障",
                   "翻新", "原版原漆", "发动机", "变速箱", "全新", "没人(穿|用|戴)过", "成色",
                   "瑕疵", "质量", "正品", "condition", "进(过)?水", "污渍", "破损", "品相",
@@ -277,6 +297,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
              r"(\d+|[一二三四五六七八九十半两]+)\s*(分钟|小时)(内|之内)?[^，,。]{0,2}(到|上门|送达)",
              # when a job is done or goods arrive (「春节前完工」「周三之前能洗好」「当天出报告」)
              "完工|到货|交货|交付|交房|交车|开工|出报告|出结果",
+             "(下|这|本)(周|个月|星期)", "凑满|凑够|成团|开团|发车|开课|开班",
              "(前|之前|以前|以内|之内|当天|当日|今天|明天|后天|今晚|明早|周[一二三四五六日末])"
              "[^，,。]{0,6}(做好|弄好|修好|洗好|改好|送到)",
              r"\bdeliver(ed|y)?\b", r"\barrives?\b",
@@ -580,7 +601,8 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     A clause fails when it names a topic *and* a commitment
     (「最低给您8.5万」「保证这个价」「现车一定有」), unless the same clause is
     safe: a hand-off or a disclaimer (「以店家核算为准」「无法保证」). A commitment
-    that ends its clause (「…，这个我可以跟您保证」「您放心，…」) takes its topic from the
+    that ends its clause (「…，这个我可以跟您保证」「您放心，…」, or leaves only a verb:
+    「…您俩来正好凑满，铁定开」) takes its topic from the
     clauses on either side, and its excuse from those of them in its own sentence that
     disclaim that topic or name no subject of their own (「价格您放心，以店家核算为准」; not
     「这个价不会变，至于师傅几点到要以派单系统为准」); a neighbour that disclaims its own
@@ -620,8 +642,9 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
             if excuse is not None and excuse.search(clause, _turned(clause, c.start())):
                 continue
             # a commitment that ends its clause covers its neighbours: 「您放心，这台车没有
-            # 事故」, 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」
-            bare = not _WORDLESS.sub("", clause[c.end():]).strip(_PARTICLES)
+            # 事故」, 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」, and
+            # so does one with a verb alone after it (「…，您俩来正好凑满，铁定开」)
+            bare = len(_WORDLESS.sub("", clause[c.end():]).strip(_PARTICLES)) <= 2
             near = (range(max(0, i - 1), min(len(parts), i + 2))
                     if bare and not _BARE_ASSENT.match(c.group(0)) else range(i, i + 1))
             scope = "，".join(parts[j] for j in near)
@@ -720,7 +743,8 @@ def _topic(topics: dict[str, re.Pattern[str] | None], text: str) -> str | None:
 _OPEN_QUESTION = re.compile(r"[^，,。！？!?]{0,4}(什么|多少|几(?!乎|天内)|哪)")
 #: the bot goes to find out (「没问题，我帮您问一下」): its assent answers nothing yet
 _DEFERS = re.compile(r"(问|查|确认|核实|了解)(一下|一问|问|查|清楚)|帮(您|你)(问|查|确认|核实)"
-                     r"|稍等|等我|(去|再)(问|查|确认|核实|了解)|问到了")
+                     r"|稍等|等我|(去|再)(问|查|确认|核实|了解)|问到了"
+                     r"|\b(let me|i'll|i will)\s+(check|ask|find out|confirm)\b")
 #: a user's message that asks (a question mark, a particle, or 能/可以/会不会)
 _ASKING = re.compile(r"[?？]|[吗么嘛][~～啊呀]*$|能不能|可不可以|会不会|能|可以")
 
@@ -744,9 +768,10 @@ def _question(text: str, parts: list[str], topics: dict[str, re.Pattern[str] | N
         if not any(regex is not None and regex.search(clause)
                    for regex in (parties, safe, _DEFERS)):
             continue
-        switched = k > 0 and _SWITCH.match(parts[k - 1])  # 「至于装修细节，…」: another matter
-        named = _topics(topics, parts[k - 1] + "，" + clause if switched else clause)
-        if name in named or not (named or switched):
+        # 「至于最后酒水怎么算，得看您当天点什么，到时候以收银为准」: about another matter
+        switch = next((j for j in range(k, max(-1, k - 4), -1) if _SWITCH.match(parts[j])), None)
+        named = _topics(topics, "，".join(parts[switch if switch is not None else k:k + 1]))
+        if name in named or not (named or switch is not None):
             return None
     return norm, name
 

@@ -96,7 +96,7 @@ def sentences(text: str) -> list[str]:
 
 
 #: a comma or colon between digits (「3,500元」「16:00」) ends no clause
-_CLAUSE_END = re.compile(r"(?:[。！？!?；;\n，、：…]|(?<!\d)[,:~～]|[,:~～](?!\d))+")
+_CLAUSE_END = re.compile(r"(?:[。！？!?；;\n，、：…]|——+|(?<!\d)[,:~～—]|[,:~～—](?!\d))+")
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?")
 _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
 #: 「别错过」「别忘了」 urge (marketing), they negate nothing;
