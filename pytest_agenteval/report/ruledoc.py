@@ -155,11 +155,11 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   both have one (a date's year and month count as 年 and 月, a model year 2021款
   as 年, 1888号 as 号, 8:30 as 点 and 分: 「质保6个月」 is not grounded by the 6 of
   2021-06, nor 「约500米」 by 458元); a number without a unit is compared by value
-  alone; a duration in words (「半年」「两个半小时」) is no number, nor is one said
-  with a lone Chinese digit (「质保一年」「打两针」); a number in a phrase the
-  default `ignore` skips as the bot's own service terms (「15天内」「24小时」
-  「3个工作日」「30分钟内」) is not checked, even where it is an earlier item's
-  fact (BR-016: 「下单后15天内送到」 of the table, said of the sofa).
+  alone; 「半年」 is no number, nor is a lone 一 (「质保一年」: 一 is too often no
+  count) or a vague 两 (「这两天」「过两天」), while 「打两针」「质保五年」「十块钱」
+  「两个半小时」 are read; a number in a phrase the default `ignore` skips as the
+  bot's own service terms (「3天内给您回复」「24小时」「3个工作日」「30分钟内」) is not
+  checked.
 - `knowledge_not_used`: BR-014 of the shipped ledger reads the dealer's
   knowledge (`paths: [carConfigInfo]`, `title: carConfigInfo.title`): another
   business names its item's fields and title in its own ledger, or the rule

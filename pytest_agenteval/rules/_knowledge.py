@@ -167,7 +167,9 @@ class GroundedNumbers(Params):
     #: the bot's own service terms (「24小时内」「30分钟内回复」「3个工作日」「7×24」), not a
     #: walk of 12 minutes
     ignore: tuple[str, ...] = (r"\d+\s*(小时|分钟)\s*(内|之内|以内)", r"\d+\s*个?工作日",
-                               r"\d+\s*天内", r"24\s*小时", r"7\s*[x×*]\s*24",
+                               # 「3天内给您回复」, not 「量完5天内出设计方案」
+                               r"\d+\s*天内(?=[^，,。]{0,4}(联系|回复|回电|答复|处理|回访|通知|反馈"
+                               r"|给(您|你)))", r"24\s*小时", r"7\s*[x×*]\s*24",
                                r"第\s*\d+", r"\d+\s*(位|名)",
                                r"1\d{2}\*{3,4}\d{4}", r"尾号\s*\d{4}",
                                # a list's item number at the start of a line: 「1. 车型：…」
@@ -203,6 +205,15 @@ def _near(kind: str, value: float, known: float, tolerance: float) -> bool:
     return abs(known - value) <= reach
 
 
+def _keys(value: object) -> list[str]:
+    """Every mapping key of a JSON-like value."""
+    if isinstance(value, dict):
+        return [str(k) for k in value] + [k for v in value.values() for k in _keys(v)]
+    if isinstance(value, list):
+        return [k for v in value for k in _keys(v)]
+    return []
+
+
 def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
     """Every number of a source with whether it is only a bound (「10万以内」) and its
     unit."""
@@ -217,7 +228,9 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     """Every number in the reply appears in the knowledge, the history or the input.
 
     Numbers are compared by value (8.98万 = 89800, 2021.06 = 2021年6月, 21年 =
-    2021年). A number marked as approximate is grounded when a source value fits it within
+    2021年; 「质保五年」「十块钱」「两个半小时」「6.5k起」 are read, 「1/3」 is 「三分之一」, and a
+    knowledge key names its item: 「plan_500m」 grounds 「500M」). A number marked as
+    approximate is grounded when a source value fits it within
     ``tolerance``: above it for 「3万多」 (33,700 fits; 「9万多」 for 8.98万 does not), below
     it for 「将近9万」「不到9万」, on either side for 「约9万」「9万左右」, and only by a
     number of its unit where both have one (「约500米」 is not grounded by 458元, nor
@@ -233,6 +246,8 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     12层). Fails with the ungrounded numbers as evidence.
     """
     sources = leaves(turn.knowledge) if "knowledge" in p.sources else []
+    if "knowledge" in p.sources:  # a key names its item too (「plan_500m」 for 「500M」)
+        sources += [k for k in _keys(turn.knowledge) if any(c.isdigit() for c in k)]
     if "history" in p.sources:
         sources += [h["content"] for h in turn.history]
     elif "user" in p.sources:

@@ -255,10 +255,24 @@ _PM = re.compile(r"(下午|晚上|傍晚|晚)\s*(\d{1,2})(?=点)")
 #: money written the other ways: 「RMB 129」「¥129」 → 129元, 「3.8k」 → 3.8千,
 #: 「三块五」「3块5」 → 3.5元
 _CURRENCY = re.compile(r"(?:rmb|cny|¥|￥)\s*(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
-_K = re.compile(r"(?<=\d)[kK](?=/|元|块|$|[\s,，。!！?？~～、)）])")
+_K = re.compile(r"(?<=\d)[kK](?=/|元|块|$|[\s,，。!！?？~～、)）]"
+                r"|左右|多|起|以内|以上|以下|出头|上下|的)")
 _KUAI = re.compile(r"(?<![\d.])(\d+)块(\d)(?![\d十百千万])"
                    r"|(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])块([一二三四五六七八九])"
                    r"(?![一二三四五六七八九十百千万\d])")
+#: one Chinese digit before a unit of time, money or measure (「质保五年」「十块钱」「两小时起约」
+#: 「打两针」), not in an idiom (「三天两头」「这两天」「过两天」) or a school year (「四年级」);
+#: and a half
+#: (「一个半小时」 → 1.5小时)
+_CN_SINGLE = re.compile(r"(?<![一二两三四五六七八九十百千万零〇\d.])((?<![这那前头过没隔几])两"
+                        r"|[二三四五六七八九十])"
+                        r"(?=(年|个月|天|小时|分钟|公里|元|块|周|次|针|节|期|斤|公斤|米)"
+                        r"(?![一二两三四五六七八九十级]))")
+_CN_HALF = re.compile(r"(?<![一二两三四五六七八九十百千万零\d.])([一二两三四五六七八九十])个半"
+                      r"(?=小时|月|钟头)")
+#: a share written as a fraction: 「1/3」 and 「三分之一」 are 0.333… (not 24/7, nor a date)
+_FRACTION = re.compile(r"(?<![\d/.])([1-9])/([2-9]|10)(?![\d/])")
+_CN_FRACTION = re.compile(r"([一二两三四五六七八九十])分之([一二两三四五六七八九])")
 #: 「Jun 2021」「June, 2021」 → 2021年6月
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
                                        "sep", "oct", "nov", "dec"), 1)}
@@ -281,6 +295,11 @@ _CN_SHARE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([�
 #: and litres of fuel: 「六个油」「五升」
 _CN_LITRE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])"
                        r"(?=个油|升|公升)")
+
+
+def _share(part: int, whole: int) -> str:
+    """1 of 3 → 「0.3333」 (four places: equal shares read alike in both forms)."""
+    return f"{part / whole:.4f}"
 
 
 def _kuai(m: re.Match[str]) -> str:
@@ -326,6 +345,11 @@ def _prepare(text: str) -> str:
     text = _EN_MONTH.sub(lambda m: f"{m.group(2)}年{_MONTHS[m.group(1)[:3].lower()]}月", text)
     text = _CN_YEAR.sub(lambda m: m.group(1).translate(_YEAR_DIGITS), text)
     text = _CN_NUMBER.sub(lambda m: str(_cn_value(m.group(0))), text)
+    text = _CN_HALF.sub(lambda m: f"{_cn_value(m.group(1))}.5", text)
+    text = _CN_SINGLE.sub(lambda m: str(_cn_value(m.group(1))), text)
+    text = _CN_FRACTION.sub(lambda m: _share(_cn_value(m.group(2)), _cn_value(m.group(1))), text)
+    text = _FRACTION.sub(lambda m: _share(int(m.group(1)), int(m.group(2)))
+                         if int(m.group(1)) < int(m.group(2)) else m.group(0), text)
     text = _CN_HOUR.sub(lambda m: m.group(1) + str(_cn_value(m.group(2))), text)
     text = _CN_MONTH.sub(lambda m: str(_cn_value(m.group(1))), text)
     text = _CN_LITRE.sub(lambda m: str(_cn_value(m.group(1))), text)
