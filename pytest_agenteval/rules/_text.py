@@ -95,7 +95,7 @@ def sentences(text: str) -> list[str]:
     return [p.strip() for p in parts if not _ONLY_PUNCT.match(p)]
 
 
-#: a comma or colon between digits (「3,500元」「16:00」) ends no clause
+#: a comma, colon, tilde or dash between digits (「3,500元」「16:00」「3～5天」) ends no clause
 _CLAUSE_END = re.compile(r"(?:[。！？!?；;\n，、：…]|——+|(?<!\d)[,:~～—]|[,:~～—](?!\d))+")
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?")
 _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
@@ -262,8 +262,7 @@ _KUAI = re.compile(r"(?<![\d.])(\d+)块(\d)(?![\d十百千万])"
                    r"(?![一二三四五六七八九十百千万\d])")
 #: one Chinese digit before a unit of time, money or measure (「质保五年」「十块钱」「两小时起约」
 #: 「打两针」), not in an idiom (「三天两头」「这两天」「过两天」) or a school year (「四年级」);
-#: and a half
-#: (「一个半小时」 → 1.5小时)
+#: and a half (「一个半小时」 → 1.5小时)
 _CN_SINGLE = re.compile(r"(?<![一二两三四五六七八九十百千万零〇\d.])((?<![这那前头过没隔几])两"
                         r"|[二三四五六七八九十])"
                         r"(?=(年|个月|天|小时|分钟|公里|元|块|周|次|针|节|期|斤|公斤|米)"
