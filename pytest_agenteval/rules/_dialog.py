@@ -129,17 +129,19 @@ MARKETING = ("优惠", "活动", "推荐", "新到", "新车源", "(给您|帮�
              "错过(就|了)?(没|可惜)", "尽快(来|到店|下单|锁定|订)")
 #: strong words a hand-off in the same clause does not excuse; only a disclaimer does
 STRONG = ("保证", "承诺", "包")
+#: the bot passes the user's request on (「我已经帮您把“上午派送”的需求报给网点了」「一定把
+#: “必须周四前做好”这个要求转告店里」), not something to the user (「把车交给您」)
+_RELAY = (r"把[^，,。！？!?；;]{0,30}?(转给|转告|转达|转交|反馈给|反映给|交给|报给|带给)"
+          r"(?!(您|你))")
 #: a promise of the bot's own service (「保证第一时间帮您问」「一定第一时间通知您」) is none
 _SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(完整|如实|准确|原封不动)?地?"
             r"(通知|告诉|转达|转告"
             r"|帮(?!(您|你)?\s*(打|减|便宜|优惠|让|降|申请到))|联系|反馈|回复|去问"
             # 「一定把“必须周四前做好”这个要求转告店里」「保证把您的需求一字不差地转给店员」
-            r"|(给|向)(您|你)(答复|回复|回电|回个电话|消息|反馈)"
-            r"|把[^，,。！？!?；;]{0,30}?(转给|转告|转达|转交|反馈给|反映给|交给|报给|带给)"
-            r"(?!(您|你)))")
+            r"|(给|向)(您|你)(答复|回复|回电|回个电话|消息|反馈)|" + _RELAY + ")")
 #: a bare assent (「能。」「可以的！」): a promise on the topic of the question it answers only
 _ASSENT = r"^(可以|能|行|当然可以|当然能|当然)(的|啊|呀|哦|哈|啦|滴|哒|嘅|㗎)?$"
-COMMIT = (r"(?<!为了)(?<!为)(?<!以)(保证|保正)(?!金)(?!" + _SERVICE + ")",
+COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVICE + ")",
           r"(?<!请)一定(?!要)(?!" + _SERVICE + ")",
           r"肯定(?!是|(会)?比平时)",
           r"(肯定|一定|绝对)是(底价|最低价|最低|最便宜|全新|正品|原装|原厂|真品|现货)",
@@ -718,9 +720,7 @@ def _topics(topics: dict[str, re.Pattern[str] | None], text: str) -> list[str]:
     return [name for name, regex in topics.items() if regex is not None and regex.search(text)]
 
 
-#: the bot passes the user's request on (「我已经帮您把“上午派送”的需求报给网点了」)
-_RELAYS = re.compile(r"把[^，,。！？!?]{0,30}?(报给|转给|转告|转达|转交|反馈给|反映给|交给)"
-                     r"(?!(您|你))")
+_RELAYS = re.compile(_RELAY)
 #: a turn away from what was said before (「虽说以鉴定报告为准但…」)
 _BUT = re.compile(r"但是?|不过|可是|然而|\bbut\b")
 
@@ -735,8 +735,7 @@ def _turned(clause: str, at: int) -> int:
 
 def _topic(topics: dict[str, re.Pattern[str] | None], text: str) -> str | None:
     """The first real-time topic ``text`` names."""
-    return next((name for name, regex in topics.items()
-                 if regex is not None and regex.search(text)), None)
+    return next(iter(_topics(topics, text)), None)
 
 
 #: what follows a commitment that asks instead (「能给到什么价格」「能便宜多少」)
