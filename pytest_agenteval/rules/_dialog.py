@@ -76,7 +76,8 @@ _DONE = (r"(?<!已)(?<!已经)(?<!为您)(?<!帮您)(?<!无需)(?<!不需要)(?<
 _NUM = (r"(?<!预约)(?<!订单)(?<!会员)(?<!车牌)(?<!身份证)(?<!快递)(?<!排队)(?<!挂号)(?<!验证)"
         r"(?<!房间)(?<!座位)(?<!取件)(?<!工)(?<!编)(?<!账)(?<!单)号码")
 #: whose or which contact: 「再留一个备用联系电话」「紧急联系人的电话」 ask for a contact too
-_WHICH = (r"(备用|其他|另外的?|另一个|常用的?|有效的?|真实的?|本人的?|"
+_WHICH = (r"(备用|其他|另外的?|另一个|常用的?|有效的?|真实的?|本人的?|正确的?|准确的?|最新的?"
+          r"|完整的?|"
           r"(能|可以|方便)(联系|联络|打通|接通)(上|到)?(您|你)?的|"
           r"[\u4e00-\u9fff]{0,2}(紧急联系人|家里人|家人|家长|朋友|同事)的?)?")
 #: another channel asked for with the phone, and before it: 「留个微信或电话」
@@ -84,7 +85,7 @@ _OR = r"((微信|vx|wx|qq|邮箱|email|e-mail)号?\s*(或者?|和|、|/|跟|及|
 #: a request for the user's contact (「你嘅」「你個」: Cantonese for 「你的」)
 CONTACT_REQUEST = (
     # 「留个 *手机号* 给我」: Markdown leaves spaces around the object
-    _DONE + r"(留|提供|告诉|发|填|登记|输入|报|(?<![会将快已])回复)(低|底)?(我|我们)?"
+    _DONE + r"(留|提供|告诉|发送|发|填|登记|输入|报|(?<![会将快已])回复)(低|底)?(我|我们)?"
     r"(一?下|个|下|一个|一次|一遍|下来)?(下)?\s*((您|你)(的|嘅|个)?)?((姓名|称呼|名字)(和|及|跟|以及)?)?"
     + _WHICH + _OR + r"\s*"
     + r"(手机号码|手机号|手机|手鸡号?|电话号码|电话|联(系|络)方式|" + _NUM + r"|联(系|络)电话|📱"
@@ -115,6 +116,7 @@ CONTACT_REQUEST = (
     r"(do you have|have you got|any)\s*(a|another)?\s*(backup|other|another|second|spare)\s*"
     r"(phone|number|contact|mobile)",
     r"(what's|what is) your (phone|mobile|number|contact)",
+    r"\b(may|can|could) i (have|get|take) your\s+(phone|mobile|contact|number|cell)",
     r"(what'?s|what is)\s+(the\s+)?(best|good)\s+(number|phone|way)\s+to\s+"
     r"(reach|contact|call)\s+you",
     # 「手机号发我就行」「电话留我们就好」「这边需要您一个联系方式」

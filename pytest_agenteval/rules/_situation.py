@@ -15,8 +15,9 @@ Built-in situations:
 ``reply_asks_for_contact``
     the reply asks for the user's contact (the ``asks_for_contact`` vocabulary)
 ``user_gave_contact``
-    a user message of the dialog, this turn's included, holds a contact
-    (a mainland mobile number in any spacing or width, by default)
+    a user message of the dialog, this turn's included, holds a contact of theirs
+    (a mainland mobile number in any spacing or width, or a number they call their
+    phone, by default; not an order's, the business's or one they disown)
 ``knowledge_changed``
     a fact of an earlier turn's knowledge is gone, nulled or different in this
     turn's knowledge; where the earlier knowledge is unknown (a single case with
@@ -28,6 +29,8 @@ Built-in situations:
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -57,8 +60,22 @@ P = TypeVar("P", bound=BaseModel)
 CONTACT_GIVEN = (r"(?<!\d)(?:\+?86[\s\-]?)?1[3-9](?:[\s\-]?\d){9}(?!\d)",
                  r"(?<![零〇幺一二两三四五六七八九])[一幺][三四五六七八九](?:[\s\-]?[零〇幺一二两三四五六七八九]){9}"
                  r"(?![零〇幺一二两三四五六七八九])",
-                 r"(电话|手机|座机|联系方式|tel|phone|mobile|whatsapp)(号码|号)?\s*(是|系|係|为|:|：)?"
-                 r"\s*(?:\+\d{1,3}[\s\-]?)?(?!1)\d(?:[\s\-]?\d){6,11}(?!\d)")
+                 r"(电话|手机|座机|联系方式|tel|phone|mobile|whatsapp"
+                 r"|(whatsapp|call|text|reach|message)\s+me)(号码|号)?\s*(是|系|係|为|:|：|at|on)?"
+                 r"\s*(?:\+\d{1,3}[\s\-]?)?(?!1)\d(?:[\s\-]?\d){6,11}(?!\d)",
+                 # dotted in a mobile's groups (「138.2604.7719」)
+                 r"(?<![\d.])1[3-9]\d\.\d{4}\.\d{4}(?![\d.])")
+#: a number in the user's words that is not theirs to be reached at: an order's or a ticket's
+#: (「订单号是13805527419」「报修单号是一三九…」), the business's own (「你们门店的电话0755-…」
+#: 「分店個電話」), or one they disown (「…不是我的」「有个170…的号码打给我」)
+_NOT_THEIRS_BEFORE = re.compile(
+    r"((订单|单号|工单|报修单|快递|运单|物流|编号|卡号|账号|会员号|流水|票号|车架号|身份证)"
+    r"[^，,。！？!?\d]{0,6}"
+    r"|(?<!我)(?<!我们)(?<!咱们)(?<!我哋)(你们|你哋|贵|门店|分店|店里|客服|商家|公司|银行|酒店|官方|热线)"
+    r"(?![^，,。！？!?\d]{0,8}我)"
+    r"[^，,。！？!?\d]{0,8}((电话|号码|热线|座机)[^，,。！？!?\d]{0,3})?"
+    r"|有个)$")
+_NOT_THEIRS_AFTER = re.compile(r"^[^，,。！？!?]{0,8}(不是我|打给我|打来|来电|骗|冒充|打过来)")
 #: the user ends the conversation or refuses
 USER_ENDS = ("不用了", "不需要了", "再见", "拜拜", r"(?<!\d)88(?!\d)", "先这样", "就这样吧",
              "算了(?!一?下)", "不买了", "不考虑了", "不看了", "没兴趣", "不感兴趣",
@@ -145,13 +162,30 @@ class ContactGiven(Compiles):
 
 @situation("user_gave_contact", params=ContactGiven)
 def user_gave_contact(p: ContactGiven, turn: TurnView) -> str | None:
-    """A user message of the dialog (this turn's included) holds a contact."""
+    """A user message of the dialog (this turn's included) holds a contact of theirs: not
+    an order's or a ticket's number (「订单号是13805527419」), the business's own
+    (「你们门店的电话0755-…」) or one they disown (「…不是我的」「有个170…的号码打给我」); a
+    number split over two messages (「我号码是135 8827」, then 「4093」) is one."""
     regex = compile_any(p.patterns)
     if regex is None:
         return None
-    said = [h.get("content", "") for h in turn.history if h.get("role") == "user"]
-    for text in (turn.input, *reversed(said)):
-        if m := regex.search(normalize(text)):
+    said = [normalize(h.get("content", "")) for h in turn.history if h.get("role") == "user"]
+    texts = [normalize(turn.input), *reversed(said)]
+    for text in texts:
+        if (found := _theirs(regex, text)) is not None:
+            return found
+    # a number split over two messages (「我号码是135 8827」, then 「4093」)
+    for later, earlier in itertools.pairwise(texts):
+        if (found := _theirs(regex, earlier + " " + later)) is not None:
+            return found
+    return None
+
+
+def _theirs(regex: re.Pattern[str], text: str) -> str | None:
+    """The first contact in ``text`` that is the user's own (see :data:`_NOT_THEIRS_BEFORE`)."""
+    for m in regex.finditer(text):
+        if not (_NOT_THEIRS_BEFORE.search(text, max(0, m.start() - 16), m.start())
+                or _NOT_THEIRS_AFTER.match(text, m.end())):
             return m.group(0)
     return None
 
