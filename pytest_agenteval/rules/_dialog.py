@@ -199,10 +199,15 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           r"不(会)?让(您|你)(多掏|多花|多出|多付)",
           # in English (「you have my word」「I'd stake my job on it」「that rate's locked in」)
           r"\byou have my word\b", r"\bstake my (job|life|reputation)\b", r"\bI promise\b",
-          r"\blocked in\b",
+          r"\blocked in\b", r"💯",
+          # 「280，成交！」, vouching (「我敢拍胸脯」「我敢说…不会超过三万」), rhetorical stock
+          # (「哪天断过多宝鱼？」), a departure sure (「稳开！」), no delay (「绝不拖工期」)
+          r"^(好的?|行|ok)?成交$", r"拍胸脯|敢(说|讲|打包票)", r"不会超(过|出)",
+          r"(哪天|什么时候|几时|啥时候)(断|缺)过", r"稳(能)?开",
+          r"(绝不|决不|保证不|不会)(拖|延误|耽误)",
           r"\bkeep\s*(到|住)")
-_TIME = (r"(随时|现在|马上|今天|明天|后天|今晚|今早|明早|明晚|听日|听朝|下昼|周[一二三四五六日末]"
-         r"|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|晚上|中午"
+_TIME = (r"(随时|现在|马上|今天|明天|明儿|后天|今晚|今早|明早|明晚|听日|听朝|下昼"
+         r"|周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|晚上|中午"
          r"|(\d+|[一二三四五六七八九十两]+)点)")
 #: statements of availability or of a time slot that promise without a commit verb
 #: (「有现车」「车还在的」「明天下午可以试驾」「随时来看」); a question or a supposition
@@ -221,29 +226,30 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(约|预约|安排|留)(好|上)(了|啦|咯|喇)",
          _TIME + r"[^，,。！？!?]{0,8}(来|过来|到店|店里|嚟|过嚟)[^，,。！？!?]{0,4}"
          r"(取|拿|提|领|攞)"
-         r"(就行|就好|就可以|即可|便可|就得)",
+         r"(就行|就好|就可以|即可|便可|就得|都得|都行|都可以)",
          _TIME + r"[^，,。！？!?]{0,4}(来|过来|到店|嚟|过嚟)(就行|就好|就可以|即可|就得)",
          r"(任意|任何|随便哪个)时间[^，,。！？!?]{0,4}(都|也)(行|可以|没问题|ok)",
          _TIME + r"[^，,。！？!?]{0,8}(来|过来|到店)[^，,。！？!?]{0,8}(就行|就好|就可以|即可)",
          _TIME + r"(都|也|还)有(的|呢|哦|啊|呀)?$",
          r"(前|之前|以前)[^，,。！？!?]{0,4}(给|帮)(您|你)?(做好|弄好|修好|洗好|改好|送到|装好)",
-         r"(场|房|位|桌|座|车位|包间)[^，,。！？!?]{0,2}空着",
+         r"(场|房|位|桌|座|车位|包间|间|铺)[^，,。！？!?]{0,2}空着", r"管够|管夠",
+         r"随(便|您|你)(挑|选)", r"(来|过来)就是$",
          r"\b(is|are|it's|it’s)\s+(also\s+)?in stock\b",
-         r"(什么时候|几点|哪天|随时)[^，,。！？!?]{0,4}都有(房|位|货|车|座|号)",
+         r"(什么时候|几点|哪天|随时)[^，,。！？!?]{0,4}都有(房|位|货|车|座|号|(?=[^\w]*$))",
          r"(现货|库存|现车|货)(多少|几乎|基本|一直|什么时候)?都有",
          _TIME + r"[^，,。！？!?]{0,3}就(能|可以)?(给|帮)?(您|你)?"
-         r"(送|送到|送上|装|安装|发货|发出|上门)",
+         r"(送|送到|送上|装|安装|发货|发出|上门|发(到|给)?(您|你))",
          r"(已|已经)(锁定|约好|排好|订好|预留|留好)(?![^，,。！？!?]*[吗么?？])",
          r"(价格|价)(已经?|都)?锁(定|死)", r"(都|还|也)空着",
          r"(房间|房|位置|座位|票|桌|名额|车位)(都|也)?还有(?!没)(?![^，,。！？!?]*[吗么?？])",
          r"还有(票|位|座|房|货|名额)(的|呢|哦|啦|呀)?(?![^，,。！？!?]*[吗么?？])",
-         r"(多着呢|多的是|有的是|多得很|手慢无)",
+         r"(多着呢|多的是|多得是|有的是|多得很|手慢无)",
          r"(试驾|看车|看房|到店)[^，,。]{0,4}随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)",
          r"随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)[^，,。]{0,4}(试驾|看车|看房|到店)",
          r"(几点|什么时候|哪天|哪个时间)(来|到|过来|到店|来看|试驾)(都|也)(行|可以|没问题|ok)",
          r"(给|帮|为)(您|你)\s*(约|预约|留(?!言|意)|保留|锁|锁定|预留|预定|订|占|hold)"
          r"(好|了|上|着|住|下)?",
-         r"还(空着|有空位)", r"(还)?(?<!没)有(档期|空位|位置)",
+         r"还(空着|有空位)", r"(还)?(?<!没)有(档期|空位|空档|位置)",
          # 「we have plenty of peonies in stock」「delivery tomorrow at 10 am is confirmed」
          r"\b(have|got)\b[^.!?]{0,24}\bin stock\b", r"\bis confirmed\b", r"\bconfirmed for you\b",
          # 「You're all set for tomorrow's 7:30pm trial」「I've booked you in」
@@ -276,11 +282,13 @@ TOPICS: dict[str, tuple[str, ...]] = {
               r"(加|多|另|另外|额外)收(您|你)?(钱|费)", "加钱", "加收", r"收(您|你)钱", "多收",
               "差价", "一分钱", "多掏", "封顶", "磨价", "砍价", "讲价", "更低", "更便宜", "一口价",
               r"\d+\s*(以内|之内)?[^，,。]{0,4}拿下", r"\brate\b",
+              # a number sold at or called a price (「280卖不卖」「6800是旺季价」「按5800给您走」)
+              r"\d+\s*(块|元)?\s*(卖|出)", r"\d+\s*是?[^，,。\d]{0,3}价", r"按\s*\d{3,}",
               r"\bhidden fees?\b", r"\ball-in\b"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)", "(提|取)车",
               "有(房|位|座|票)", "seats?", "in stock", "available",
               "仲(喺度|有)", "未卖", "名额", "断(过)?货", "缺货", "断供", "还剩", "仅剩",
-              "最后一(瓶|台|件|个|套|间)"),
+              "最后一(瓶|台|件|个|套|间)", "断过|缺过"),
     "condition": ("车况", "事故", "泡(过)?水", "火烧", "调表", "毛病", "accident", "大修", "故障",
                   "翻新", "原版原漆", "发动机", "变速箱", "全新", "没人(穿|用|戴)过", "成色",
                   "瑕疵", "质量", "正品", "condition", "进(过)?水", "污渍", "破损", "品相",
@@ -292,7 +300,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
                   "|起球|走样)",
                   # a product's grade or authenticity, every piece of it
                   "净度|纯度|品级|正宗|纯正|原装|头采|明前|原产",
-                  "(只只|个个|颗颗|件件|条条|每(只|个|颗|件|条))"),
+                  "(只只|个个|颗颗|件件|条条|每(只|个|颗|件|条))", "活的|鲜活|生猛"),
     "slot": ("试驾", "看车", "预约", "到店", "(看车|试驾|到店)时间", "几点", "明天", "后天",
              "听日", "听朝", "下昼", "朝早",
              "周[一二三四五六日末]", "上午", "下午", "今晚", "今早", "明早", "明晚", "中午",
@@ -301,9 +309,10 @@ TOPICS: dict[str, tuple[str, ...]] = {
              r"(\d+|[一二三四五六七八九十半两]+)\s*(分钟|小时)(内|之内)?[^，,。]{0,2}(到|上门|送达)",
              # when a job is done or goods arrive (「春节前完工」「周三之前能洗好」「当天出报告」)
              "完工|到货|交货|交付|交房|交车|开工|出报告|出结果",
-             "(下|这|本)(周|个月|星期)", "凑满|凑够|成团|开团|发车|开课|开班",
-             "(前|之前|以前|以内|之内|当天|当日|今天|明天|后天|今晚|明早|周[一二三四五六日末])"
-             "[^，,。]{0,6}(做好|弄好|修好|洗好|改好|送到)",
+             "(下|这|本)(周|个月|星期)", "凑满|凑够|成团|开团|发车|开课|开班|满员", "工期",
+             "(前|之前|以前|以内|之内|内|当天|当日|今天|明天|后天|今晚|明早|周[一二三四五六日末])"
+             "[^，,。]{0,6}(做好|弄好|修好|洗好|改好|送到|装好)",
+             r"\b(till|until)\s+\d",
              r"\bdeliver(ed|y)?\b", r"\barrives?\b",
              r"\bby (monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight)\b"),
 }
@@ -696,7 +705,11 @@ def _promised(topics: dict[str, re.Pattern[str] | None], excuse: re.Pattern[str]
     店家核算为准」), or a neighbour in the commitment's sentence that disclaims that topic or
     no subject of its own (「价格您放心，以店家核算为准」; not 「…这个价不会变，至于师傅几点到
     要以派单系统为准」, nor 「阿姨的具体人选以调度安排为准」)."""
-    covering = [parts[k] for k in near if k != i and sentence[k] == sentence[i]]
+    # a turn (「车况以第三方检测报告为准哈，不过说实话这台车我敢拍胸脯」) leaves the disclaimers
+    # before it behind
+    turned = max((j for j in range(near.start, i + 1) if _BUT.match(parts[j])), default=0)
+    covering = [parts[k] for k in near
+                if k != i and k >= turned and sentence[k] == sentence[i]]
     for j in near:
         if j != i and ((excuse is not None and excuse.search(parts[j]))
                        or _DEFERS.search(parts[j]) or _RELAYS.search(parts[j])):
@@ -764,20 +777,26 @@ def _question(text: str, parts: list[str], topics: dict[str, re.Pattern[str] | N
     norm = normalize(text)
     if not _ASKING.search(norm) or (name := _topic(topics, norm)) is None:
         return None
-    parties, safe = compile_any(PARTIES), compile_any(SAFE)
+    safe = compile_any(SAFE)
     for k, clause in enumerate(parts):
-        if not any(regex is not None and regex.search(clause)
-                   for regex in (parties, safe, _DEFERS)):
+        # someone else to decide: a party who acts (「要维修师傅检测后才能告诉您」), not one named
+        # for the way there (「到咗门口打俾前台就得」)
+        if not (find_party_action(clause, PARTIES, PARTY_ACTIONS)
+                or any(regex is not None and regex.search(clause) for regex in (safe, _DEFERS))):
             continue
         # 「至于最后酒水怎么算，得看您当天点什么，到时候以收银为准」: about another matter
         switch = next((j for j in range(k, max(-1, k - 4), -1) if _SWITCH.match(parts[j])), None)
         named = _topics(topics, "，".join(parts[switch if switch is not None else k:k + 1]))
+        if k > 0 and _EMBEDDED.search(parts[k - 1]):  # 「周六能不能修好，要师傅检测后才能告诉您」
+            named += _topics(topics, parts[k - 1])
         if name in named or not (named or switch is not None):
             return None
     return norm, name
 
 
 _BARE_ASSENT = re.compile(_ASSENT)
+#: a question the party's clause decides (「周六能不能修好，…」)
+_EMBEDDED = re.compile(r"能不能|是不是|有没有|可不可以|会不会|行不行|够不够|来不来得及")
 #: a clause that turns to another topic (「至于最后的结算费用，…」)
 _SWITCH = re.compile(r"(至于|关于|另外|而(?!且))")
 

@@ -96,7 +96,9 @@ def sentences(text: str) -> list[str]:
 
 
 #: a comma, colon, tilde or dash between digits (「3,500元」「16:00」「3～5天」) ends no clause
-_CLAUSE_END = re.compile(r"(?:[。！？!?；;\n，、：…]|——+|(?<!\d)[,:~～—]|[,:~～—](?!\d))+")
+_CLAUSE_END = re.compile(r"(?:[。！？!?；;\n，、：…]|——+|(?<!\d)[,:~～—]|[,:~～—](?!\d)"
+                         # a space after an emoji (「十拿九稳👍 到了我微信喊您」)
+                         r"|(?<=[\U0001F300-\U0001FAFF])\s+(?=[\u4e00-\u9fff]))+")
 _NUMBER = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(万|千)?")
 _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
 #: 「别错过」「别忘了」 urge (marketing), they negate nothing;
@@ -105,7 +107,8 @@ _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
 #: 「要不」 (how about: 「要不加个微信」「要不要看看」), 「不过」 (but), 「不如」 (why not),
 #: 「不少」 and 「不错」 are no negation; a negation does not reach past a 「～」
 #: (「您别生气哈～方便留个手机号吗」 asks)
-_NEGATION = re.compile(r"(?<!要)(不(?!过|如|少|错|要错过|要忘)|没|无法|别(?!错过|忘)|未|暂不|不能|"
+_NEGATION = re.compile(r"(?<!要)(不(?!过|如|少|错|要错过|要忘)|没|无法|"
+                       r"(?<![告分特区级类性个差识辨离道])别(?!错过|忘)|未|暂不|不能|"
                        r"不方便|不支持|不提供|唔(?!该|好意思)|冇|没有(额外|其他|任何|别的|什么)的?|"
                        r"不用|没有|无需|无须|不必|不敢|没办法|没法|为什么要|凭什么|何必|"
                        r"不(认为|觉得)(有)?|没觉得)"
