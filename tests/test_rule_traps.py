@@ -118,7 +118,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: and BR-004 alone on promises in slang, English, Cantonese and other trades (47 of 64), and
 #: an eighth held-out set for the contact rules and BR-016, forms and twelve more trades
 #: (54 of 64), and BR-004 again in ten more trades (47 of 64), and in twelve more (50 of 64),
-#: and in twelve more (42 of 64), twelve more again (39 of 64) and twelve more (44 of 64),
+#: and in twelve more (42 of 64), twelve more again (39 of 64), twelve more (44 of 64) and
+#: twelve more (45 of 64),
 #: and a ninth held-out set
 #: for the contact rules, twelve more trades (57 of 64), and a tenth on whose number the user
 #: gave (51 of 64).
@@ -135,7 +136,7 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_holdout8.yaml", "situation_traps_commitment2.yaml",
                       "situation_traps_commitment3.yaml", "situation_traps_commitment4.yaml",
                       "situation_traps_commitment5.yaml",
-                      "situation_traps_commitment6.yaml",
+                      "situation_traps_commitment6.yaml", "situation_traps_commitment7.yaml",
                       "situation_traps_holdout9.yaml", "situation_traps_contact10.yaml")
     for trap in _read(name)]
 

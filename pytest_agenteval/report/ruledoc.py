@@ -122,9 +122,10 @@ more: a camera rental, a car wash, a piano tuner, a ski school …), and 87 of
 64 and 50 of 64 in twenty-two more trades, 42 of 64 in twelve more
 (promises without a promise word, disclaimers of another topic) and 39 of 64
 in twelve more again (bare assents, completion times, idioms) and 44 of 64
-in twelve more (price protection, holds), and 54 of 64
-(an eighth set: forms with blanks, twelve more trades) and 57 of 64 (a ninth,
-for the contact rules, in twelve more) (each set
+in twelve more (price protection, holds) and 45 of 64 in twelve more, and 54 of 64
+(an eighth set: forms with blanks, twelve more trades), 57 of 64 (a ninth,
+for the contact rules, in twelve more) and 51 of 64 (a tenth, on whose number
+the user gave) (each set
 written after the one before was fixed, in other businesses each time: a dental clinic, a
 property agent, a car-rental company, a wedding studio, a moving company, a
 broadband shop, a hotel's banquet sales, a beauty salon); every miss was
