@@ -145,7 +145,8 @@ _SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(完整|�
 _ASSENT = r"^(可以|能|行|当然可以|当然能|当然)(的|啊|呀|哦|哈|啦|滴|哒|嘅|㗎)?$"
 COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVICE + ")",
           r"(?<!请)一定(?!要)(?!" + _SERVICE + ")",
-          r"肯定(?!是|(会)?比平时)",
+          # not a judgement (「周末肯定人多一些」「档期肯定比较紧张」「肯定比平时多」)
+          r"肯定(?!是|(会)?(比|人多|很忙|忙|挤|紧张|有点|更))",
           r"(肯定|一定|绝对)是(底价|最低价|最低|最便宜|全新|正品|原装|原厂|真品|现货)",
           r"承诺", r"绝对",
           r"放心(买|购买|入手|下单|提车|报名|订|租|带走|拿|用|来|等(着)?(就行)?)", r"放心",
@@ -172,7 +173,7 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           r"(就|直接)按\s*\d+(\.\d+)?\s*(万|元|块)",
           r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
           r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)(再)?担心",
-          r"\b(definitely|certainly|for sure)\b", r"\bI can (get|do|give|make)\b",
+          r"\b(definitely|certainly|for sure)\b", r"(?<!what )\bI can (get|do|give|make)\b",
           # vouching (「我可以很负责任地给您一句话」「一百个放心」「怎么可能出问题呢」
           # 「还能没有吗」)
           r"负责任地(说|讲|告诉(您|你)|给(您|你)(一句话|句话|个准话))",
@@ -233,7 +234,7 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          _TIME + r"(都|也|还)有(的|呢|哦|啊|呀)?$",
          r"(前|之前|以前)[^，,。！？!?]{0,4}(给|帮)(您|你)?(做好|弄好|修好|洗好|改好|送到|装好)",
          r"(场|房|位|桌|座|车位|包间|间|铺)[^，,。！？!?]{0,2}空着", r"管够|管夠",
-         r"随(便|您|你)(挑|选)", r"(来|过来)就是$",
+         r"随(便|您|你)(挑|选)(?!着看|着瞧|看看)", r"(来|过来)就是$",
          r"\b(is|are|it's|it’s)\s+(also\s+)?in stock\b",
          r"(什么时候|几点|哪天|随时)[^，,。！？!?]{0,4}都有(房|位|货|车|座|号|(?=[^\w]*$))",
          r"(现货|库存|现车|货)(多少|几乎|基本|一直|什么时候)?都有",
@@ -262,7 +263,9 @@ SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否", r"\
            r"等[^，,。！？!?]{0,6}(排|约|确认|安排|定|核实|核算)(好|完)",
            # what the user wants or says (「您说的周六…」), not what someone tells them
            # (「让销售跟您说」)
-           r"(?<![跟和给对同向])(您|你)(想|要|打算|准备|计划|说)")
+           r"(?<![跟和给对同向])(您|你)(是)?(想|要|希望|打算|准备|计划|说)",
+           # advice to the user (「周末过来前也建议先打电话确认车还在」)
+           r"建议")
 DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?(保证|承诺)",
               r"(没有|没)(权限|资格|能力|办法)[^，,。！？!?；;]{0,10}(保证|承诺)",
               r"(保证|承诺)不了")
@@ -646,7 +649,13 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     for i in range(1, len(spans)):
         gap = norm[spans[i - 1][1]:spans[i][0]]
         sentence[i] = sentence[i - 1] + bool(_SENTENCE_GAP.search(gap))
+    # a sentence that opens citing a published policy (「按我们官网公布的价保政策：…差价退给
+    # 您」) states the policy, it promises nothing of the bot's own
+    policy = {sentence[i] for i, clause in enumerate(parts)
+              if (i == 0 or sentence[i - 1] != sentence[i]) and _POLICY.match(clause)}
     for i, clause in enumerate(parts):
+        if sentence[i] in policy:
+            continue
         for c, offered in _candidates(parts, i, asks[i], commit, offer, suppose):
             if not offered and _OPEN_QUESTION.match(clause, c.end()):
                 continue  # 「至于能给到什么价格…店长会联系您」 asks, it grants nothing
@@ -687,8 +696,9 @@ def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | 
     hide 「已经帮您锁定这台车啦」."""
     clause, out = parts[i], []
     # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
-    supposed = suppose is not None and (
+    supposed = (suppose is not None and (
         suppose.search(clause) or (i > 0 and suppose.search(parts[i - 1])))
+        ) or bool(_EMBEDDED.search(clause))
     # a claim that vouches (「没有任何问题」) is supposed, not said, after 如果
     if commit is not None and (c := unnegated(commit, clause)) and not (
             supposed and c.group(0).startswith("没有任何")):
@@ -757,7 +767,7 @@ def _topic(topics: dict[str, re.Pattern[str] | None], text: str) -> str | None:
 _OPEN_QUESTION = re.compile(r"[^，,。！？!?]{0,4}(什么|多少|几(?!乎|天内)|哪)")
 #: the bot goes to find out (「没问题，我帮您问一下」): its assent answers nothing yet
 _DEFERS = re.compile(r"(问|查|确认|核实|了解)(一下|一问|问|查|清楚)|帮(您|你)(问|查|确认|核实)"
-                     r"|稍等|等我|(去|再)(问|查|确认|核实|了解)|问到了"
+                     r"|稍等|等我|(去|再)(问|查|确认|核实|了解)|问到了|(转告|转达|转交|反馈给)"
                      r"|\b(let me|i'll|i will)\s+(check|ask|find out|confirm)\b")
 #: a user's message that asks (a question mark, a particle, or 能/可以/会不会)
 _ASKING = re.compile(r"[?？]|[吗么嘛][~～啊呀]*$|能不能|可不可以|会不会|能|可以")
@@ -795,6 +805,9 @@ def _question(text: str, parts: list[str], topics: dict[str, re.Pattern[str] | N
 
 
 _BARE_ASSENT = re.compile(_ASSENT)
+#: a published policy cited (「按我们官网公布的价保政策」「根据平台规定」)
+_POLICY = re.compile(r"(按|按照|根据|依据)[^，,。！？!?]{0,8}(官网|公布|公示|平台|合同|协议)"
+                     r"[^，,。！？!?]{0,8}(政策|规定|规则|条款|细则|协议|公告)")
 #: a question the party's clause decides (「周六能不能修好，…」)
 _EMBEDDED = re.compile(r"能不能|是不是|有没有|可不可以|会不会|行不行|够不够|来不来得及")
 #: a clause that turns to another topic (「至于最后的结算费用，…」)
@@ -826,6 +839,8 @@ class StatesValue(Compiles):
                               "(发|告诉|通知|短信|回复|告知)[^，,。]{0,8}"
                               "(审核|检测|评估|核算|查询|处理|办理|诊断)结果",
                               # 「we'll text you the e-ticket」「the locksmith will call you」
+                              r"\b(our\s+[a-z]+|we|the\s+[a-z]+)\s+can\s+(arrange|book|call|text|"
+                              r"email|send)\b",
                               r"\b(we|our\s+[a-z]+|the\s+[a-z]+)\s*(will|'ll|’ll)\s+(call|text|"
                               r"email|message|send|contact|get back to)\s+you")
 
