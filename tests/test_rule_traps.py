@@ -53,7 +53,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: (``rule_traps_holdout11.yaml``: 57 of 64), and a twelfth on numbers and hand-offs
 #: (``rule_traps_holdout12.yaml``: 48 of 64), and a thirteenth on the dialog rules, twelve more
 #: trades (``rule_traps_holdout13.yaml``: 54 of 64), and a fourteenth on numbers and knowledge
-#: (``rule_traps_holdout14.yaml``: 49 of 64)
+#: (``rule_traps_holdout14.yaml``: 49 of 64), and a third set of compliant replies that look
+#: risky, against the new vocabulary's false alarms (``rule_traps_compliant3.yaml``: 53 of 64)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -65,7 +66,7 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_holdout10.yaml",
                       "rule_traps_compliant2.yaml", "rule_traps_holdout11.yaml",
                       "rule_traps_holdout12.yaml", "rule_traps_holdout13.yaml",
-                      "rule_traps_holdout14.yaml")
+                      "rule_traps_holdout14.yaml", "rule_traps_compliant3.yaml")
     for trap in _read(name)]
 
 
