@@ -146,7 +146,7 @@ _ASSENT = r"^(可以|能|行|当然可以|当然能|当然)(的|啊|呀|哦|哈|
 COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVICE + ")",
           r"(?<!请)一定(?!要)(?!" + _SERVICE + ")",
           # not a judgement (「周末肯定人多一些」「档期肯定比较紧张」「肯定比平时多」)
-          r"肯定(?!是|(会)?(比|人多|很忙|忙|挤|紧张|有点|更))",
+          r"(?<!太)肯定(?!是|(会)?(比|人多|很忙|忙|挤|紧张|有点|更))",
           r"(肯定|一定|绝对)是(底价|最低价|最低|最便宜|全新|正品|原装|原厂|真品|现货)",
           r"承诺", r"绝对",
           r"放心(买|购买|入手|下单|提车|报名|订|租|带走|拿|用|来|等(着)?(就行)?)", r"放心",
@@ -173,7 +173,8 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           r"(就|直接)按\s*\d+(\.\d+)?\s*(万|元|块)",
           r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
           r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)(再)?担心",
-          r"\b(definitely|certainly|for sure)\b", r"(?<!what )\bI can (get|do|give|make)\b",
+          r"\b(definitely|certainly|for sure)\b(?!\s+(recommend|suggest|advise|worth))",
+          r"(?<!what )\bI can (get|do|give|make)\b",
           # vouching (「我可以很负责任地给您一句话」「一百个放心」「怎么可能出问题呢」
           # 「还能没有吗」)
           r"负责任地(说|讲|告诉(您|你)|给(您|你)(一句话|句话|个准话))",
@@ -181,7 +182,7 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           r"没有任何(问题|毛病|瑕疵|故障)", r"还能没(有|货)",
           # no surcharge (「绝不临时加价」「不另加钱」), the price at the door (「到店就是这个价」)
           r"(绝不|决不|保证不|不会)(临时|另外?|再|额外|乱)?(加钱|加价|多收)",
-          r"不(另|再|额外)加(钱|价)",
+          r"(不(另|再|额外)|(都|也|绝|决)不)加(钱|价)",
           r"(到店|到了|来了|上门)(也|都)?(就)?是这个价(?![^，,。！？!?]*[吗么])",
           # assents of the South (「行嘞！」「得㗎！」), Cantonese (「唔会变」「keep到月尾」)
           r"^(行嘞|得(㗎|嘅))",
@@ -195,9 +196,15 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           # 「包赶上的！」「那必须的！」「谁来问都不卖」「超了算我的」「只少不多」「差价原路退给您」
           r"包(赶上|赶得上|来得及)", r"^(那)?必须(的|滴|哒)?$", r"谁(来)?(问|要)?都不卖",
           r"超(了|出)(的|部分)?(算|归|由)我", r"只(少|降)不(多|涨)",
-          r"(差价|多收的?|多付的?)[^，,。！？!?]{0,6}(退|返|补)(给|还)?(您|你)",
+          r"(差价|多收的?|多付的?)[^，,。！？!?]{0,6}(退|返|补)((给|还)?(您|你))?",
           r"一分(钱)?(都|也)?不(让|会让)?(您|你)?(吃亏|多收|多要|多掏|多花)",
-          r"不(会)?让(您|你)(多掏|多花|多出|多付)",
+          r"不(会)?(再)?让(您|你)(多掏|多花|多出|多付)",
+          # the user's terms agreed (「对，就按您说的8月25号」), comparative prices (「全城最低」
+          # 「比网上还便宜」), 「299就是299」, a price kept (「这个价我给您保住了」「58 不变」),
+          # a hold in English (「it's yours, nobody else gets it」)
+          r"就按(您|你)说的", r"全(城|网|市|国|网络)最(低|便宜)", r"比[^，,。！？!?]{0,6}还便宜",
+          r"(\d+)就是\1", r"不管[^，,。！？!?]{0,6}都不加(钱|价)", r"(给|帮)(您|你)保(住|留)",
+          r"\d\s*不变", r"价(格|钱)?不变",
           # in English (「you have my word」「I'd stake my job on it」「that rate's locked in」)
           r"\byou have my word\b", r"\bstake my (job|life|reputation)\b", r"\bI promise\b",
           r"\blocked in\b", r"💯",
@@ -251,11 +258,13 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(给|帮|为)(您|你)\s*(约|预约|留(?!言|意)|保留|锁|锁定|预留|预定|订|占|hold)"
          r"(好|了|上|着|住|下)?",
          r"还(空着|有空位)", r"(还)?(?<!没)有(档期|空位|空档|位置)",
+         _TIME + r"[^，,。！？!?]{0,6}有空(?![吗么嘛])",
          # 「we have plenty of peonies in stock」「delivery tomorrow at 10 am is confirmed」
          r"\b(have|got)\b[^.!?]{0,24}\bin stock\b", r"\bis confirmed\b", r"\bconfirmed for you\b",
          # 「You're all set for tomorrow's 7:30pm trial」「I've booked you in」
          r"(you'?re|you’re|you are)\s+(all\s+)?(set|booked|confirmed|reserved|locked\s+in)",
-         r"(i'?ve|we'?ve|i’ve|we’ve|i have|we have)\s+(booked|reserved|held|locked)",
+         r"(i'?ve|we'?ve|i’ve|we’ve|i have|we have)\s+(booked|reserved|held|locked|put you down)",
+         r"\bit['’]?s yours\b", r"\bnobody else (gets|will get)\b",
          # 「it's definitely still available」「we'll keep it for you」
          r"(it'?s|it’s|it is)\s+((definitely|certainly|still)\s+)+(available|in stock|there)",
          r"(we'?ll|we’ll|we will|i'?ll|i’ll|i will)\s+(keep|hold|reserve|save)\s+it\s+for\s+you")
@@ -283,7 +292,8 @@ TOPICS: dict[str, tuple[str, ...]] = {
               "额外(收)?费", "划算",
               r"(再|还|免费)?送(您|你)\s*[\d一二两三四五六七八九十]",
               r"(加|多|另|另外|额外)收(您|你)?(钱|费)", "加钱", "加收", r"收(您|你)钱", "多收",
-              "差价", "一分钱", "多掏", "封顶", "磨价", "砍价", "讲价", "更低", "更便宜", "一口价",
+              "差价", "一分钱", "多掏", "封顶", "月租|月费|年费|租金", "磨价", "砍价", "讲价",
+              "更低", "更便宜", "一口价",
               r"\d+\s*(以内|之内)?[^，,。]{0,4}拿下", r"\brate\b",
               # a number sold at or called a price (「280卖不卖」「6800是旺季价」「按5800给您走」)
               r"\d+\s*(块|元)?\s*(卖|出)", r"\d+\s*是?[^，,。\d]{0,3}价", r"按\s*\d{3,}",
@@ -315,7 +325,9 @@ TOPICS: dict[str, tuple[str, ...]] = {
              "(下|这|本)(周|个月|星期)", "凑满|凑够|成团|开团|发车|开课|开班|满员", "工期",
              "(前|之前|以前|以内|之内|内|当天|当日|今天|明天|后天|今晚|明早|周[一二三四五六日末])"
              "[^，,。]{0,6}(做好|弄好|修好|洗好|改好|送到|装好)",
-             r"\b(till|until)\s+\d",
+             r"\b(till|until)\s+\d", r"\bslot\b", r"\d+月\d+(号|日)",
+             r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+             r"\b(by|before)\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
              r"\bdeliver(ed|y)?\b", r"\barrives?\b",
              r"\bby (monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight)\b"),
 }
@@ -661,7 +673,7 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
                 continue  # 「至于能给到什么价格…店长会联系您」 asks, it grants nothing
             excuse = disclaimer if c.group(0) in STRONG else safe
             # a disclaimer the clause turns from (「虽说以鉴定报告为准但我敢保证…」) excuses nothing
-            if excuse is not None and excuse.search(clause, _turned(clause, c.start())):
+            if _excuses(excuse, clause, _turned(clause, c.start())):
                 continue
             # a commitment that ends its clause covers its neighbours: 「您放心，这台车没有
             # 事故」, 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」, and
@@ -672,8 +684,7 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
             scope = "，".join(parts[j] for j in near)
             if (name := _promised(topics, excuse, parts, sentence, i, near)) is not None:
                 return RuleOutcome.failed(f"promises on {name}: {c.group(0)!r}", scope)
-            if excuse is not None and any(excuse.search(parts[j]) for j in near
-                                          if sentence[j] == sentence[i]):
+            if any(_excuses(excuse, parts[j]) for j in near if sentence[j] == sentence[i]):
                 continue
             if offered:  # an availability or slot statement is its own topic
                 return RuleOutcome.failed(f"promises availability: {c.group(0)!r}", scope)
@@ -703,7 +714,8 @@ def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | 
     if commit is not None and (c := unnegated(commit, clause)) and not (
             supposed and c.group(0).startswith("没有任何")):
         out.append((c, False))
-    if offer is not None and not asks and not supposed and (o := unnegated(offer, clause)):
+    if (offer is not None and not asks and not supposed and not _RELAYS.search(clause)
+            and (o := unnegated(offer, clause))):
         out.append((o, True))
     return out
 
@@ -721,8 +733,8 @@ def _promised(topics: dict[str, re.Pattern[str] | None], excuse: re.Pattern[str]
     covering = [parts[k] for k in near
                 if k != i and k >= turned and sentence[k] == sentence[i]]
     for j in near:
-        if j != i and ((excuse is not None and excuse.search(parts[j]))
-                       or _DEFERS.search(parts[j]) or _RELAYS.search(parts[j])):
+        if j != i and (_excuses(excuse, parts[j]) or _DEFERS.search(parts[j])
+                       or _RELAYS.search(parts[j])):
             continue  # the topic's own clause disclaims it, the bot goes to find out or relays
         for name in _topics(topics, parts[j]):
             if not any(_covers(topics, excuse, text, name) for text in covering):
@@ -730,10 +742,24 @@ def _promised(topics: dict[str, re.Pattern[str] | None], excuse: re.Pattern[str]
     return None
 
 
+def _excuses(excuse: re.Pattern[str] | None, clause: str, start: int = 0) -> bool:
+    """``clause`` (from ``start``) holds an excuse of the bot's own, not one of others
+    (「别家无法保证的我们都敢保证」)."""
+    return excuse is not None and any(
+        not _OTHERS.search(clause, max(0, m.start() - 4), m.start())
+        for m in excuse.finditer(clause, start))
+
+
+#: who else disclaims (「别家无法保证」「同行不敢承诺」)
+_OTHERS = re.compile(r"别家|别人|人家|同行|其他(家|店)|他们")
+
+
 def _covers(topics: dict[str, re.Pattern[str] | None], excuse: re.Pattern[str] | None,
             text: str, name: str) -> bool:
     """``text`` disclaims topic ``name``: it names it, or names no subject before the excuse."""
-    m = excuse.search(text) if excuse is not None else None
+    m = next((m for m in excuse.finditer(text)
+              if not _OTHERS.search(text, max(0, m.start() - 4), m.start())), None
+             ) if excuse is not None else None
     if m is None:
         return False
     named = _topics(topics, text)
