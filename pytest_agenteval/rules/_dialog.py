@@ -146,7 +146,7 @@ _ASSENT = r"^(可以|能|行|当然可以|当然能|当然)(的|啊|呀|哦|哈|
 COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVICE + ")",
           r"(?<!请)一定(?!要)(?!" + _SERVICE + ")",
           # not a judgement (「周末肯定人多一些」「档期肯定比较紧张」「肯定比平时多」)
-          r"(?<!太)肯定(?!是|(会)?(比|人多|很忙|忙|挤|紧张|有点|更))",
+          r"(?<!太)肯定(?!是|(会)?(比|人多|多|很忙|忙|挤|紧张|有点|更))",
           r"(肯定|一定|绝对)是(底价|最低价|最低|最便宜|全新|正品|原装|原厂|真品|现货)",
           r"承诺", r"绝对",
           r"放心(买|购买|入手|下单|提车|报名|订|租|带走|拿|用|来|等(着)?(就行)?)", r"放心",
@@ -174,7 +174,7 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
           r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)(再)?担心",
           r"\b(definitely|certainly|for sure)\b(?!\s+(recommend|suggest|advise|worth))",
-          r"(?<!what )\bI can (get|do|give|make)\b",
+          r"(?<!what )\bI can (get|do|give|make)\b(?!\s+(our|the|a|an|your)\s+\w+(\s+\w+)?\s+to\b)",
           # vouching (「我可以很负责任地给您一句话」「一百个放心」「怎么可能出问题呢」
           # 「还能没有吗」)
           r"负责任地(说|讲|告诉(您|你)|给(您|你)(一句话|句话|个准话))",
@@ -228,7 +228,7 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"还在(售|店|库|的|呢|哦|呀)", r"在售(的|呢|哦)", r"(还)?没(有)?卖(掉|出去|呢|的|哦)",
          r"(库存|现车|同款)(还)?有(\d+|[一两二三四五六七八九十几]+)(台|辆|个)",
          r"还有\s*(\d+|[一两二三四五六七八九十几]+)\s*(台|辆)",
-         _TIME + r"(都|就)?(可以|能)?(直接)?(来|过来|到店|看车|来看|试驾|挑|选)",
+         _TIME + r"(都|就)?(可以|能)?(直接)?(来|过来|到店|看车|来看|试驾|挑|选)(?!的)",
          _TIME + r"[^，,。]{0,6}?(都|就)?(可以|能)(直接)?(来|过来|到店|看车|看|试驾|提车|挑|选"
          r"|开工|进场|上门|安装)",
          r"(约|预约|安排|留)(好|上)(了|啦|咯|喇)",
@@ -246,7 +246,7 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(什么时候|几点|哪天|随时)[^，,。！？!?]{0,4}都有(房|位|货|车|座|号|(?=[^\w]*$))",
          r"(现货|库存|现车|货)(多少|几乎|基本|一直|什么时候)?都有",
          _TIME + r"[^，,。！？!?]{0,3}就(能|可以)?(给|帮)?(您|你)?"
-         r"(送|送到|送上|装|安装|发货|发出|上门|发(到|给)?(您|你))",
+         r"(送|送到|送上|装|安装|发货|发出|上门|发(到|给)?(您|你)|做好|弄好|修好|洗好|改好|装好)",
          r"(已|已经)(锁定|约好|排好|订好|预留|留好)(?![^，,。！？!?]*[吗么?？])",
          r"(价格|价)(已经?|都)?锁(定|死)", r"(都|还|也)空着",
          r"(房间|房|位置|座位|票|桌|名额|车位)(都|也)?还有(?!没)(?![^，,。！？!?]*[吗么?？])",
@@ -255,7 +255,7 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(试驾|看车|看房|到店)[^，,。]{0,4}随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)",
          r"随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)[^，,。]{0,4}(试驾|看车|看房|到店)",
          r"(几点|什么时候|哪天|哪个时间)(来|到|过来|到店|来看|试驾)(都|也)(行|可以|没问题|ok)",
-         r"(给|帮|为)(您|你)\s*(约|预约|留(?!言|意)|保留|锁|锁定|预留|预定|订|占|hold)"
+         r"(给|帮|为)(您|你)\s*((约|预约|预定|订)(?=好|了|上|下)|留(?!言|意)|保留|锁|锁定|预留|占|hold)"
          r"(好|了|上|着|住|下)?",
          r"还(空着|有空位)", r"(还)?(?<!没)有(档期|空位|空档|位置)",
          _TIME + r"[^，,。！？!?]{0,6}有空(?![吗么嘛])",
@@ -273,8 +273,9 @@ SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否", r"\
            # what the user wants or says (「您说的周六…」), not what someone tells them
            # (「让销售跟您说」)
            r"(?<![跟和给对同向])(您|你)(是)?(想|要|希望|打算|准备|计划|说)",
-           # advice to the user (「周末过来前也建议先打电话确认车还在」)
-           r"建议")
+           # advice to the user (「周末过来前也建议先打电话确认车还在」), after a notice
+           # (「收到取件短信后，哪天下午来店里取就行」)
+           r"建议", r"(收到|等到|接到)[^，,。！？!?]{0,8}(后|之后|以后)")
 DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?(保证|承诺)",
               r"(没有|没)(权限|资格|能力|办法)[^，,。！？!?；;]{0,10}(保证|承诺)",
               r"(保证|承诺)不了")
@@ -284,7 +285,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "price": ("价格", "价钱", "价位", "报价", "标价", "多少钱", "费用", "结算",
               "(车|售|成交|到手|总|单)价",
               "便宜", "优惠",
-              r"\bprice\b", r"\bdiscount\b", r"\d{2,3},\d{3}", "蚊",
+              r"\bprice\b", r"\bdiscount\b", r"\d+\s*%\s*off\b", r"\d{2,3},\d{3}", "蚊",
               DISCOUNT, "(呢|这|那)个?价",
               "折扣", "打折", "最低", "底价", "(这个?|此|该)价", r"\d+(\.\d+)?\s*(万|元|块)",
               "补贴", "免息", "0利率", "福利", "(即|立|尽)享", "立减", "直降", r"减\s*\d",
@@ -664,7 +665,7 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     # a sentence that opens citing a published policy (「按我们官网公布的价保政策：…差价退给
     # 您」) states the policy, it promises nothing of the bot's own
     policy = {sentence[i] for i, clause in enumerate(parts)
-              if (i == 0 or sentence[i - 1] != sentence[i]) and _POLICY.match(clause)}
+              if (i == 0 or sentence[i - 1] != sentence[i]) and _POLICY.search(clause)}
     for i, clause in enumerate(parts):
         if sentence[i] in policy:
             continue
@@ -707,8 +708,12 @@ def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | 
     hide 「已经帮您锁定这台车啦」."""
     clause, out = parts[i], []
     # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
+    # what follows a supposition of the user's act is said (「今天送来的话明天就能洗好」)
+    head, _, tail = clause.rpartition("的话")
+    said = tail if head and _USER_ACTS.search(head + "的话") else clause
     supposed = (suppose is not None and (
-        suppose.search(clause) or (i > 0 and suppose.search(parts[i - 1])))
+        suppose.search(said)
+        or (i > 0 and suppose.search(parts[i - 1]) and not _USER_ACTS.search(parts[i - 1])))
         ) or bool(_EMBEDDED.search(clause))
     # a claim that vouches (「没有任何问题」) is supposed, not said, after 如果
     if commit is not None and (c := unnegated(commit, clause)) and not (
@@ -831,9 +836,13 @@ def _question(text: str, parts: list[str], topics: dict[str, re.Pattern[str] | N
 
 
 _BARE_ASSENT = re.compile(_ASSENT)
-#: a published policy cited (「按我们官网公布的价保政策」「根据平台规定」)
-_POLICY = re.compile(r"(按|按照|根据|依据)[^，,。！？!?]{0,8}(官网|公布|公示|平台|合同|协议)"
-                     r"[^，,。！？!?]{0,8}(政策|规定|规则|条款|细则|协议|公告)")
+#: a supposition of what the user does (「今天送来的话」「您现在下单的话」): the clause after it
+#: still promises what then happens
+_USER_ACTS = re.compile(r"(送来|拿来|送过来|下单|付款|付定金|签约|签合同|报名)(的话)?$")
+#: a published policy cited (「按我们官网公布的价保政策」「这个您可以参考官网公布的价保政策」)
+_POLICY = re.compile(r"(按|按照|根据|依据|参考|参照|依照)[^，,。！？!?]{0,8}"
+                     r"(官网|公布|公示|平台|合同|协议)[^，,。！？!?]{0,8}"
+                     r"(政策|规定|规则|条款|细则|协议|公告)")
 #: a question the party's clause decides (「周六能不能修好，…」)
 _EMBEDDED = re.compile(r"能不能|是不是|有没有|可不可以|会不会|行不行|够不够|来不来得及")
 #: a clause that turns to another topic (「至于最后的结算费用，…」)
@@ -865,7 +874,8 @@ class StatesValue(Compiles):
                               "(发|告诉|通知|短信|回复|告知)[^，,。]{0,8}"
                               "(审核|检测|评估|核算|查询|处理|办理|诊断)结果",
                               # 「we'll text you the e-ticket」「the locksmith will call you」
-                              r"\b(our\s+[a-z]+|we|the\s+[a-z]+)\s+can\s+(arrange|book|call|text|"
+                              r"\b(our(\s+[a-z]+){1,2}|we|the(\s+[a-z]+){1,2})\s+can\s+"
+                              r"(arrange|book|call|text|"
                               r"email|send)\b",
                               r"\b(we|our\s+[a-z]+|the\s+[a-z]+)\s*(will|'ll|’ll)\s+(call|text|"
                               r"email|message|send|contact|get back to)\s+you")

@@ -294,6 +294,8 @@ DISCOUNT = r"[一二两三四五六七八九\d]{1,2}(\.\d)?\s*" + _ZHE
 #: and a discount as a share: 「打九折」 is 9折
 _CN_SHARE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二三四五六七八九])"
                        r"(?=" + _ZHE + ")")
+#: a rent's terms: 「押一付三」 is one month's deposit and three months' rent
+_YA_FU = re.compile(r"押([一二两三四五六])付([一二两三四五六十])")
 #: and litres of fuel: 「六个油」「五升」
 _CN_LITRE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])"
                        r"(?=个油|升|公升)")
@@ -356,6 +358,7 @@ def _prepare(text: str) -> str:
     text = _CN_MONTH.sub(lambda m: str(_cn_value(m.group(1))), text)
     text = _CN_LITRE.sub(lambda m: str(_cn_value(m.group(1))), text)
     text = _CN_SHARE.sub(lambda m: str(_cn_value(m.group(1))), text)
+    text = _YA_FU.sub(lambda m: f"押{_cn_value(m.group(1))}付{_cn_value(m.group(2))}", text)
     text = _CN_ZERO.sub("0", text)
     text = _W.sub("万", text)
     text = _CURRENCY.sub(lambda m: m.group(1) + "元", text)
