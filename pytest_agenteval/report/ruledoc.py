@@ -107,7 +107,7 @@ eleventh, in twelve more: a tyre shop, a cinema, a locksmith, a farm-stay …)
 and 48 of 64 (a twelfth, on numbers and hand-offs), 54 of 64 (a thirteenth,
 on the dialog rules, in twelve more) and 49 of 64 (a fourteenth, on numbers
 and knowledge) right on first sight, and
-81 of 88, 55 of 60 and 53 of 64 compliant replies that look risky, with a few
+81 of 88, 55 of 60, 53 of 64 and 53 of 64 compliant replies that look risky, with a few
 violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
@@ -122,7 +122,8 @@ more: a camera rental, a car wash, a piano tuner, a ski school …), and 87 of
 64 and 50 of 64 in twenty-two more trades, 42 of 64 in twelve more
 (promises without a promise word, disclaimers of another topic) and 39 of 64
 in twelve more again (bare assents, completion times, idioms) and 44 of 64
-in twelve more (price protection, holds) and 45 of 64 in twelve more, and 54 of 64
+in twelve more (price protection, holds), 45 of 64 and 53 of 64 in twenty-four
+more, and 54 of 64
 (an eighth set: forms with blanks, twelve more trades), 57 of 64 (a ninth,
 for the contact rules, in twelve more) and 51 of 64 (a tenth, on whose number
 the user gave) (each set
