@@ -38,13 +38,15 @@ _BOUND_BEFORE = re.compile(r"(预算|不超过|最多|至多|最少|至少|控�
 _SQUASH = re.compile(r"\s+")
 #: a number's unit, after an approximation's marker (「3万多公里」): an approximate number is
 #: grounded only by a number of its unit, where both have one (「约500米」 is not 458元's)
-_MEASURE = re.compile(r"\s*(?:多|余|左右|出头|上下|来|几)?\s*(公里|千米|km|米|m(?![a-z])|元|块|"
+_MEASURE = re.compile(r"\s*(?:多|余|左右|出头|上下|来|几)?\s*(公里|千米|km|m2(?!\d)|米|m(?![a-z\d])"
+                      r"|元|块|"
                       r"rmb|点|款|号|平方米|平米|平方|㎡|平|人|晚(?![\d一二三四五六七八九十上间饭])|个月|月|"
                       r"年|天|小时|分钟|分|秒|周|%|"
                       r"折|层|楼|次|台|辆|套|间|张|kg|公斤|斤|克|寸|瓦|w(?![a-z])|升|个油|"
                       r"l(?![a-z]))", re.IGNORECASE)
 _MEASURES = {"款": "年", "千米": "公里", "km": "公里", "m": "米", "块": "元", "rmb": "元",
-             "平方米": "平", "平米": "平", "平方": "平", "㎡": "平", "kg": "公斤", "w": "瓦",
+             "平方米": "平", "平米": "平", "平方": "平", "㎡": "平", "m2": "平", "kg": "公斤",
+             "w": "瓦",
              "l": "升", "个油": "升", "分": "分钟", "楼": "层", "辆": "台"}
 
 
