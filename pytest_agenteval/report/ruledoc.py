@@ -125,8 +125,8 @@ in twelve more again (bare assents, completion times, idioms) and 44 of 64
 in twelve more (price protection, holds), 45 of 64 and 53 of 64 in twenty-four
 more, and 54 of 64
 (an eighth set: forms with blanks, twelve more trades), 57 of 64 (a ninth,
-for the contact rules, in twelve more) and 51 of 64 (a tenth, on whose number
-the user gave) (each set
+for the contact rules, in twelve more), 51 of 64 (a tenth, on whose number
+the user gave) and 57 of 64 (an eleventh, on BR-016 and BR-001) (each set
 written after the one before was fixed, in other businesses each time: a dental clinic, a
 property agent, a car-rental company, a wedding studio, a moving company, a
 broadband shop, a hotel's banquet sales, a beauty salon); every miss was
