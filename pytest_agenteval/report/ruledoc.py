@@ -107,7 +107,8 @@ eleventh, in twelve more: a tyre shop, a cinema, a locksmith, a farm-stay …)
 and 48 of 64 (a twelfth, on numbers and hand-offs), 54 of 64 (a thirteenth,
 on the dialog rules, in twelve more) and 49 of 64 (a fourteenth, on numbers
 and knowledge) right on first sight, and
-81 of 88, 55 of 60, 53 of 64 and 53 of 64 compliant replies that look risky, with a few
+81 of 88, 55 of 60, 53 of 64, 53 of 64 and 55 of 64 compliant replies that look risky,
+with a few
 violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
@@ -155,7 +156,9 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   says whom to meet (「周日下午两点没问题，车给您留着，到店后直接找销售就行」). BR-004
   (`no_commitment`, a veto rule) fails the first and the last, so their cases
   fail.
-- `grounded_numbers`: a number is grounded only by a source of its unit where
+- `grounded_numbers`: a number the bot derived (a half price, a total, 「2:30 pm」 for
+  14:30, 「four of us」 as 4) is in no source and fails, though a reviewer may accept
+  the arithmetic; a number is grounded only by a source of its unit where
   both have one (a date's year and month count as 年 and 月, a model year 2021款
   as 年, 1888号 as 号, 8:30 as 点 and 分: 「质保6个月」 is not grounded by the 6 of
   2021-06, nor 「约500米」 by 458元); a number without a unit is compared by value

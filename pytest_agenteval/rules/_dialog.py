@@ -88,7 +88,8 @@ CONTACT_REQUEST = (
     _DONE + r"(留|提供|告诉|发送|发|填|登记|输入|报|(?<![会将快已])回复)(低|底)?(我|我们)?"
     r"(一?下|个|下|一个|一次|一遍|下来)?(下)?\s*((您|你)(的|嘅|个)?)?((姓名|称呼|名字)(和|及|跟|以及)?)?"
     + _WHICH + _OR + r"\s*"
-    + r"(手机号码|手机号|手机|手鸡号?|电话号码|电话|联(系|络)方式|" + _NUM + r"|联(系|络)电话|📱"
+    + r"(手机号码|手机号|手机|手鸡号?|手提电话|电话号码|电话|联(系|络)方式|" + _NUM
+    + r"|联(系|络)电话|📱"
     r"|☎\ufe0f?|phone( number)?|mobile|tel|contact( number)?)"
     # 「告诉我手机型号」 asks about a handset, not for a contact
     r"(?!上|里|尾号|型号|品牌|款|壳|屏|膜|配件|维修|回收|估价|套餐)",
@@ -165,7 +166,7 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           r"(还能|会|能)[^，,。！？!?]{0,10}骗(您|你)(不成|吗|么)?", r"还能不(给|帮|为)(您|你)",
           r"能让(您|你)白跑",
           r"\d+(\.\d+)?\s*万[^，,。]{0,6}(开走|拿走|提走)",
-          r"no problem", r"100%", r"跑不(了|掉)", r"妥妥(的|哒)?",
+          r"no problem", r"100%(?!\s*(退|返))", r"跑不(了|掉)", r"妥妥(的|哒)?",
           r"包(您|你)?(满意|过户|退)", r"包(?!不包)(没|不会|不)",
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"最低价?(给|可以|能)?(您|你)?[\d一二两三四五六七八九十]", r"申请到",
@@ -231,7 +232,7 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"还在(售|店|库|的|呢|哦|呀)", r"在售(的|呢|哦)", r"(还)?没(有)?卖(掉|出去|呢|的|哦)",
          r"(库存|现车|同款)(还)?有(\d+|[一两二三四五六七八九十几]+)(台|辆|个)",
          r"还有\s*(\d+|[一两二三四五六七八九十几]+)\s*(台|辆)",
-         _TIME + r"(都|就)?(可以|能)?(直接)?(来|过来|到店|看车|来看|试驾|挑|选)(?!的)",
+         _TIME + r"(都|就)?(可以|能)?(直接)?(来|过来|到店|看车|来看|试驾|挑|选)(?!的|问|咨询|找)",
          _TIME + r"[^，,。]{0,6}?(都|就)?(可以|能)(直接)?(来|过来|到店|看车|看|试驾|提车|挑|选"
          r"|开工|进场|上门|安装)",
          r"(约|预约|安排|留)(好|上)(了|啦|咯|喇)",
@@ -279,7 +280,8 @@ SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否", r"\
            # advice to the user (「周末过来前也建议先打电话确认车还在」), after a notice
            # (「收到取件短信后，哪天下午来店里取就行」)
            r"建议", r"(收到|等到|接到)[^，,。！？!?]{0,8}(后|之后|以后)")
-DISCLAIMER = (r"以.{0,8}为准", r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?(保证|承诺)",
+DISCLAIMER = (r"以.{0,8}为准",
+              r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?[^，,。！？!?]{0,4}(保证|承诺)",
               r"(没有|没)(权限|资格|能力|办法)[^，,。！？!?；;]{0,10}(保证|承诺)",
               r"(保证|承诺)不了")
 SAFE = (*DISCLAIMER,
@@ -805,6 +807,7 @@ _OPEN_QUESTION = re.compile(r"[^，,。！？!?]{0,4}(什么|多少|几(?!乎|�
 #: the bot goes to find out (「没问题，我帮您问一下」): its assent answers nothing yet
 _DEFERS = re.compile(r"(问|查|确认|核实|了解)(一下|一问|问|查|清楚)|帮(您|你)(问|查|确认|核实)"
                      r"|稍等|等我|(去|再)(问|查|确认|核实|了解)|问到了|(转告|转达|转交|反馈给)"
+                     r"|登记(下来|一下)"
                      r"|\b(let me|i'll|i will)\s+(check|ask|find out|confirm)\b")
 #: a user's message that asks (a question mark, a particle, or 能/可以/会不会)
 _ASKING = re.compile(r"[?？]|[吗么嘛][~～啊呀]*$|能不能|可不可以|会不会|能|可以")
@@ -1007,17 +1010,26 @@ def ends_politely(p: EndsPolitely, turn: TurnView) -> RuleOutcome:
     """After the user ends or refuses: no marketing, no contact request, no new offer.
 
     A passive close such as 「好的，您有需要再联系」 passes; 「再给您推荐一台」
-    or 「留个电话吧」 fail with that phrase.
+    or 「留个电话吧」 fail with that phrase. A user who asks about offers
+    (「电话就不留了。那周末有什么优惠吗？」) may be told them; a contact request still fails.
     """
     hit = find_contact_request(turn.reply, p.contact_patterns)
     if hit:
         return RuleOutcome.failed("asks for contact after the user ended", hit)
     regex = compile_any(p.forbidden)
     text = normalize(turn.reply)
+    # the user asks about a promotion (「电话就不留了。那周末有什么优惠吗？」): no sales to answer
+    if _ASKS_OFFERS.search(normalize(turn.input)):
+        return RuleOutcome.passed("answers the user's question about offers")
     sold = unnegated(regex, text) if regex else None  # 「不再给您推荐了」 promises to stop
     if sold is not None:
         return RuleOutcome.failed("keeps marketing after the user ended", sold.group(0))
     return RuleOutcome.passed("closes without marketing")
+
+
+#: the user asks about offers (「有什么优惠吗」「any promotions?」)
+_ASKS_OFFERS = re.compile(r"(有|有没有)(什么)?(活动|优惠|折扣|促销)|(活动|优惠|折扣)(吗|么|嘛|呢)"
+                          r"|\b(any|are there)\s+(promotions?|discounts?|deals?|offers?)\b", re.I)
 
 
 # -- across the dialog --------------------------------------------------------------------
