@@ -55,7 +55,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: trades (``rule_traps_holdout13.yaml``: 54 of 64), and a fourteenth on numbers and knowledge
 #: (``rule_traps_holdout14.yaml``: 49 of 64), and a third set of compliant replies that look
 #: risky, against the new vocabulary's false alarms (``rule_traps_compliant3.yaml``: 53 of 64),
-#: and a fourth after those were fixed (``rule_traps_compliant4.yaml``: 53 of 64)
+#: and a fourth after those were fixed (``rule_traps_compliant4.yaml``: 53 of 64), and a fifth
+#: (``rule_traps_compliant5.yaml``: 55 of 64)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -68,7 +69,7 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_compliant2.yaml", "rule_traps_holdout11.yaml",
                       "rule_traps_holdout12.yaml", "rule_traps_holdout13.yaml",
                       "rule_traps_holdout14.yaml", "rule_traps_compliant3.yaml",
-                      "rule_traps_compliant4.yaml")
+                      "rule_traps_compliant4.yaml", "rule_traps_compliant5.yaml")
     for trap in _read(name)]
 
 
