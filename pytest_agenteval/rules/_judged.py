@@ -203,7 +203,7 @@ _PROMPT_LEAK = (
     r"(我|我这边|我这里)(拿到|收到|接到|得到)的[^，,。\n]{0,8}(守则|规范|指引|指南|手册|任务描述"
     r"|话术|口径|设定|工作说明)",
     r"(我的|我嘅)[^，,。\n]{0,6}(守则|人设卡|开场指令|启动指令|指令原文|应答规范|回复规范|操作手册)",
-    r"(应答|回复|回答|接待|服务)规范\s*[(（]\s*内部", r"要求我的(回答|回复|说法)",
+    r"(应答|回复|回答|接待|服务)规范\s*[(（]\s*内部", r"(?<!您)(?<!你)要求我的(回答|回复|说法)",
     # 「The guidance I was deployed with」「the notes the dealership loaded into me」
     r"\b(guidance|guidelines|instructions|notes|rules|directives|script|prompt)\s+"
     r"(i was|i've been|i have been|i’ve been)\s+"
