@@ -715,10 +715,10 @@ def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | 
     (``True``) unless it asks or supposes: a commitment on no topic (「木问题哒～」) does not
     hide 「已经帮您锁定这台车啦」."""
     clause, out = parts[i], []
-    # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
     # what follows a supposition of the user's act is said (「今天送来的话明天就能洗好」)
     head, _, tail = clause.rpartition("的话")
     said = tail if head and _USER_ACTS.search(head + "的话") else clause
+    # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
     supposed = (suppose is not None and (
         suppose.search(said)
         or (i > 0 and suppose.search(parts[i - 1]) and not _USER_ACTS.search(parts[i - 1])))
@@ -755,12 +755,19 @@ def _promised(topics: dict[str, re.Pattern[str] | None], excuse: re.Pattern[str]
     return None
 
 
-def _excuses(excuse: re.Pattern[str] | None, clause: str, start: int = 0) -> bool:
-    """``clause`` (from ``start``) holds an excuse of the bot's own, not one of others
+def _own_excuse(excuse: re.Pattern[str] | None, text: str, start: int = 0
+                ) -> re.Match[str] | None:
+    """The first excuse of the bot's own in ``text`` (from ``start``), not one of others
     (「别家无法保证的我们都敢保证」)."""
-    return excuse is not None and any(
-        not _OTHERS.search(clause, max(0, m.start() - 4), m.start())
-        for m in excuse.finditer(clause, start))
+    if excuse is None:
+        return None
+    return next((m for m in excuse.finditer(text, start)
+                 if not _OTHERS.search(text, max(0, m.start() - 4), m.start())), None)
+
+
+def _excuses(excuse: re.Pattern[str] | None, clause: str, start: int = 0) -> bool:
+    """``clause`` (from ``start``) holds an excuse of the bot's own (:func:`_own_excuse`)."""
+    return _own_excuse(excuse, clause, start) is not None
 
 
 #: who else disclaims (「别家无法保证」「同行不敢承诺」)
@@ -770,9 +777,7 @@ _OTHERS = re.compile(r"别家|别人|人家|同行|其他(家|店)|他们")
 def _covers(topics: dict[str, re.Pattern[str] | None], excuse: re.Pattern[str] | None,
             text: str, name: str) -> bool:
     """``text`` disclaims topic ``name``: it names it, or names no subject before the excuse."""
-    m = next((m for m in excuse.finditer(text)
-              if not _OTHERS.search(text, max(0, m.start() - 4), m.start())), None
-             ) if excuse is not None else None
+    m = _own_excuse(excuse, text)
     if m is None:
         return False
     named = _topics(topics, text)

@@ -428,9 +428,9 @@ def _no_secret(text: str, m: re.Match[str]) -> bool:
     value = _LABEL_END.split(found.strip())[-1]
     if _PLACEHOLDER.search(value or found):
         return True
-    before = text[max(0, m.start() - 30):m.start()]
     if _LICENSE.search(text[max(0, m.start() - 12):m.end()]):
         return True
+    before = text[max(0, m.start() - 30):m.start()]
     return bool(_PASSWORD.search(found) and _GUESTS.search(before)
                 and not _STAFF.search(before))
 
@@ -474,12 +474,13 @@ def _table_secrets(text: str) -> list[re.Match[str]]:
             continue
         at = row.start(1)
         for i, cell in enumerate(cells):
-            m = _SECRET_CELL.fullmatch(cell.strip()) if i in columns else None
+            # the cell's value, read in place (its surrounding spaces left out)
+            start = at + len(cell) - len(cell.lstrip())
+            end = at + len(cell.rstrip())
+            m = _SECRET_CELL.fullmatch(text, start, end) if i in columns else None
             if (m and not _PLACEHOLDER.search(m.group(1)) and not _DATE.match(m.group(1))
                     and not _AMOUNT.fullmatch(m.group(1))):
-                found = re.compile(re.escape(cell.strip())).search(text, at)
-                if found is not None:
-                    out.append(found)
+                out.append(m)
             at += len(cell) + 1
     return out
 

@@ -15,6 +15,7 @@ from pydantic import Field
 from ._registry import Params, RuleOutcome, TurnView, rule
 from ._text import (
     KEEP_CHARS,
+    ZHE,
     compile_any,
     leaves,
     normalize,
@@ -229,7 +230,7 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
     return found
 
 
-_ZHE_OFF = re.compile(r"(\d+(?:\.\d+)?)\s*折(?![旧叠腾合算返中])")
+_ZHE_OFF = re.compile(r"(\d+(?:\.\d+)?)\s*" + ZHE)
 
 
 @rule("grounded_numbers", params=GroundedNumbers)
@@ -254,8 +255,9 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     have one (质保6个月 is not grounded by the 6 of 2021-06, a month; 约12分钟 not by
     12层). Fails with the ungrounded numbers as evidence.
     """
-    sources = leaves(turn.knowledge) if "knowledge" in p.sources else []
+    sources = []
     if "knowledge" in p.sources:  # a key names its item too (「plan_500m」 for 「500M」)
+        sources += leaves(turn.knowledge)
         sources += [k for k in _keys(turn.knowledge) if any(c.isdigit() for c in k)]
     if "history" in p.sources:
         sources += [h["content"] for h in turn.history]

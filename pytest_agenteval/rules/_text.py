@@ -9,9 +9,9 @@ from collections.abc import Iterable
 
 from ._traditional import PAIRS
 
-__all__ = ["DISCOUNT", "KEEP_CHARS", "LABEL", "asked", "clause_spans", "clauses", "compile_any",
-           "fold_pattern", "leaves", "negated", "normalize", "number_spans", "numbers",
-           "prepare_numbers", "quoted", "said_at", "sentences", "unnegated"]
+__all__ = ["DISCOUNT", "KEEP_CHARS", "LABEL", "ZHE", "asked", "clause_spans", "clauses",
+           "compile_any", "fold_pattern", "leaves", "negated", "normalize", "number_spans",
+           "numbers", "prepare_numbers", "quoted", "said_at", "sentences", "unnegated"]
 
 _REGEX_META = frozenset("()[]{}?*+.^$|\\")
 
@@ -288,12 +288,12 @@ _CN_YEAR = re.compile(r"(?<![零〇一二两三四五六七八九十百千万\d]
                       r"([零〇一二三四五六七八九]{4})(?=年)")
 _YEAR_DIGITS = str.maketrans("零〇一二三四五六七八九", "00123456789")
 #: 折 of a discount, not of 折旧, 折叠, 折腾, 折合, 折算, 折返
-_ZHE = r"折(?![旧叠腾合算返中])"
+ZHE = r"折(?![旧叠腾合算返中])"
 #: a discount as a share of the price: 八折, 8.5折, 八五折 (the price topic of ``no_commitment``)
-DISCOUNT = r"[一二两三四五六七八九\d]{1,2}(\.\d)?\s*" + _ZHE
+DISCOUNT = r"[一二两三四五六七八九\d]{1,2}(\.\d)?\s*" + ZHE
 #: and a discount as a share: 「打九折」 is 9折
 _CN_SHARE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二三四五六七八九])"
-                       r"(?=" + _ZHE + ")")
+                       r"(?=" + ZHE + ")")
 #: a rent's terms: 「押一付三」 is one month's deposit and three months' rent
 _YA_FU = re.compile(r"押([一二两三四五六])付([一二两三四五六十])")
 #: and litres of fuel: 「六个油」「五升」
