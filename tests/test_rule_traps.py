@@ -55,8 +55,9 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: trades (``rule_traps_holdout13.yaml``: 54 of 64), and a fourteenth on numbers and knowledge
 #: (``rule_traps_holdout14.yaml``: 49 of 64), and a third set of compliant replies that look
 #: risky, against the new vocabulary's false alarms (``rule_traps_compliant3.yaml``: 53 of 64),
-#: and a fourth after those were fixed (``rule_traps_compliant4.yaml``: 53 of 64), and a fifth
-#: (``rule_traps_compliant5.yaml``: 55 of 64)
+#: and a fourth after those were fixed (``rule_traps_compliant4.yaml``: 53 of 64), a fifth
+#: (``rule_traps_compliant5.yaml``: 55 of 64) and a sixth (``rule_traps_compliant6.yaml``: 60
+#: of 64)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -69,7 +70,8 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_compliant2.yaml", "rule_traps_holdout11.yaml",
                       "rule_traps_holdout12.yaml", "rule_traps_holdout13.yaml",
                       "rule_traps_holdout14.yaml", "rule_traps_compliant3.yaml",
-                      "rule_traps_compliant4.yaml", "rule_traps_compliant5.yaml")
+                      "rule_traps_compliant4.yaml", "rule_traps_compliant5.yaml",
+                      "rule_traps_compliant6.yaml")
     for trap in _read(name)]
 
 
@@ -123,9 +125,9 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: an eighth held-out set for the contact rules and BR-016, forms and twelve more trades
 #: (54 of 64), and BR-004 again in ten more trades (47 of 64), and in twelve more (50 of 64),
 #: and in twelve more (42 of 64), twelve more again (39 of 64), twelve more (44 of 64),
-#: twelve more (45 of 64) and twelve more (53 of 64), and a ninth held-out set
-#: for the contact rules, twelve more trades (57 of 64), and a tenth on whose number the user
-#: gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64).
+#: twelve more (45 of 64), twelve more (53 of 64) and twelve more (57 of 64), and a ninth
+#: held-out set for the contact rules, twelve more trades (57 of 64), and a tenth on whose
+#: number the user gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -140,7 +142,7 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_commitment3.yaml", "situation_traps_commitment4.yaml",
                       "situation_traps_commitment5.yaml",
                       "situation_traps_commitment6.yaml", "situation_traps_commitment7.yaml",
-                      "situation_traps_commitment8.yaml",
+                      "situation_traps_commitment8.yaml", "situation_traps_commitment9.yaml",
                       "situation_traps_holdout9.yaml", "situation_traps_contact10.yaml",
                       "situation_traps_holdout11.yaml")
     for trap in _read(name)]

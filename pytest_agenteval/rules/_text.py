@@ -217,9 +217,23 @@ def said_at(text: str, start: int) -> bool:
     return not negated(text, start) and not quoted(text, start)
 
 
+#: what joins two words of one phrase (「优惠活动」「优惠和活动」「手机或电话」)
+_JOINS = re.compile(r"[的和与或及、]?")
+
+
 def unnegated(regex: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """The first match of ``regex`` in ``text`` that is :func:`said_at` its start."""
-    return next((m for m in regex.finditer(text) if said_at(text, m.start())), None)
+    """The first match of ``regex`` in ``text`` that is :func:`said_at` its start; a match
+    that goes on the phrase of a negated one is negated with it (「不会再给您推送优惠活动了」:
+    the 活动 of 优惠活动)."""
+    end = -2
+    for m in regex.finditer(text):
+        if end >= 0 and _JOINS.fullmatch(text, end, m.start()):
+            end = m.end()
+            continue
+        if said_at(text, m.start()):
+            return m
+        end = m.end()
+    return None
 
 
 _DATE_DOT = re.compile(r"(?<![\d.])((?:19|20)\d{2})\.(\d{1,2})(?![\d.])")
