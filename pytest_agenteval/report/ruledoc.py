@@ -105,8 +105,10 @@ a bakery, a tea house …) and 60 of 70 (a tenth, in twelve more: a moving
 company, a hotel, a travel agency, a phone repair shop …) and 57 of 64 (an
 eleventh, in twelve more: a tyre shop, a cinema, a locksmith, a farm-stay …)
 and 48 of 64 (a twelfth, on numbers and hand-offs), 54 of 64 (a thirteenth,
-on the dialog rules, in twelve more) and 49 of 64 (a fourteenth, on numbers
-and knowledge) right on first sight, and
+on the dialog rules, in twelve more), 49 of 64 (a fourteenth, on numbers
+and knowledge) and 49 of 64 (a fifteenth, on the dialog rules again: QR codes,
+groups, webinars, e-mail asked for, 「I'm sorry you feel that way」) right on
+first sight, and
 81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64 and 60 of 64 compliant replies that look
 risky,
 with a few

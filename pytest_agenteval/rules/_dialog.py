@@ -1057,9 +1057,17 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
     return RuleOutcome.passed("in order", text[f.start(): t.end])
 
 
+#: an e-mail asked for: after the user ended or refused, as much a contact request as a
+#: phone (「您也可以在这个链接填写邮箱」「Just reply with your email」)
+EMAIL_REQUEST = (r"(留|填写?|提供|告诉|发|回复)(一?下|个|一个)?(您|你)?的?\s*(邮箱|email|e-mail"
+                 r"|邮件地址)",
+                 r"\breply with your (email|phone|number|contact)\b",
+                 r"\b(leave|share|send|give|drop)\s*(us|me)?\s*your\s*e-?mail\b")
+
+
 class EndsPolitely(Compiles):
     forbidden: tuple[str, ...] = MARKETING
-    contact_patterns: tuple[str, ...] = CONTACT_REQUEST
+    contact_patterns: tuple[str, ...] = (*CONTACT_REQUEST, *EMAIL_REQUEST)
 
 
 @rule("ends_politely", params=EndsPolitely)
@@ -1132,9 +1140,9 @@ def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
     assert first is not None
     messages = _so_far(turn)
     start = 0
-    if since is not None:
+    if since is not None:  # 「不像别家那么坑」 complains of no one
         hit = next((i for i, (role, text) in enumerate(messages)
-                    if role == "user" and since.search(text)), None)
+                    if role == "user" and unnegated(since, text)), None)
         if hit is None:
             return RuleOutcome.not_applicable("the user has not said what starts the order")
         start = hit

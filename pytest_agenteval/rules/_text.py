@@ -108,7 +108,7 @@ _UNIT = {"万": 10_000.0, "千": 1_000.0, None: 1.0}
 #: 「不少」 and 「不错」 are no negation; a negation does not reach past a 「～」
 #: (「您别生气哈～方便留个手机号吗」 asks)
 _NEGATION = re.compile(r"(?<!要)(不(?!过|如|少|错|要错过|要忘)|没|无法|"
-                       r"(?<![告分特区级类性个差识辨离道])别(?!错过|忘)|未|暂不|不能|"
+                       r"(?<![告分特区级类性个差识辨离道])别(?!错过|忘|家|人|的)|未|暂不|不能|"
                        r"不方便|不支持|不提供|唔(?!该|好意思)|冇|没有(额外|其他|任何|别的|什么)的?|"
                        r"不用|没有|无需|无须|不必|不敢|没办法|没法|为什么要|凭什么|何必|"
                        r"不(认为|觉得)(有)?|没觉得)"
@@ -191,11 +191,19 @@ _NEGATED_LIST = re.compile(r"(不会再?|不再|不用再?|无需|不需要|不�
                            r"[^，,。！？!?；;～~]{0,8}$")
 
 
+#: a promise to stop sending (「不会再给您推送任何活动」), a comparison that denies
+#: (「不像别家那么坑」)
+_NEGATED_SEND = re.compile(r"(不会再?|不再|不用再?|无需|不需要|不要再?)(给|向|跟|为|对)?(您|你)?"
+                           r"(推送|推荐|发送?|介绍|打扰|提供)(任何|什么|其他|别的)?$"
+                           r"|不像[^，,。！？!?；;～~]{0,8}(那么|这么|那样|这样)$")
+
+
 def negated(text: str, start: int, window: int = 8) -> bool:
     """True when a negation ends right before ``start`` (「不方便加微信」, 「无法承诺」,
-    「won't send you any promo」, 「不会再要联系方式或者推荐…」), not in a question
-    「可不可以…」."""
-    if _NEGATED_LIST.search(text[max(0, start - 30):start]):
+    「won't send you any promo」, 「不会再要联系方式或者推荐…」「不会再给您推送任何活动」
+    「不像别家那么坑」), not in a question 「可不可以…」."""
+    if _NEGATED_LIST.search(text[max(0, start - 30):start]) or _NEGATED_SEND.search(
+            text[max(0, start - 20):start]):
         return True
     # the character at ``start`` is read too: 「方不方便留…」 matched from 「方便」
     before = _A_NOT_A.sub("", text[max(0, start - window):start + 1])
@@ -211,10 +219,16 @@ def quoted(text: str, start: int) -> bool:
     return any(q.start() < start < q.end() for q in _QUOTED.finditer(text))
 
 
+#: words reported, not said now (「师傅当场已经跟您说过抱歉了吧」)
+_REPORTED = re.compile(r"(说过|讲过|道过|表示过)(了)?(一声|一句|句)?$")
+
+
 def said_at(text: str, start: int) -> bool:
     """The words at ``start`` are said: not :func:`negated` (「无需道歉」「为什么要说抱歉」
-    apologise for nothing; 「不方便加微信」 offers nothing) and not :func:`quoted`."""
-    return not negated(text, start) and not quoted(text, start)
+    apologise for nothing; 「不方便加微信」 offers nothing), not :func:`quoted` and not
+    reported (「师傅已经跟您说过抱歉了吧」)."""
+    return (not negated(text, start) and not quoted(text, start)
+            and not _REPORTED.search(text, max(0, start - 6), start))
 
 
 #: what joins two words of one phrase (「优惠活动」「优惠和活动」「手机或电话」)
