@@ -375,3 +375,118 @@ def test_a_large_case_file_is_loaded_in_bounded_memory() -> None:
     assert doc.line_of(("cases", n - 1, "request", "knowledge", "carConfigInfo")) == \
         doc.line_of(("cases", n - 1, "request", "knowledge"))  # no lines inside knowledge
     assert ("cases", n - 1, "request", "input") in doc.lines
+
+
+# --- the one-pass reader of plain documents --------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from pytest_agenteval.yamlio import (  # noqa: E402
+    FREEFORM_KEYS,
+    TEXT_KEYS,
+    _Builder,
+    _NotPlain,
+    _plain,
+)
+
+
+def _same(a: object, b: object, where: tuple[object, ...] = ()) -> None:
+    """Equal values of the same types all the way down (``1 == 1.0 == True`` is not enough)."""
+    assert type(a) is type(b), (where, a, b)
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b), where
+        for k in a:
+            _same(a[k], b[k], (*where, k))
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, (*where, i))
+    else:
+        assert repr(a) == repr(b), (where, a, b)  # (repr: nan is not nan)
+
+
+def _both(text: str) -> tuple[YamlDoc | None, YamlDoc]:
+    """What the one pass builds (None when it leaves the document to the builder), and what
+    the builder builds."""
+    full = _Builder(YamlDoc("a.yaml", None), text).load()
+    try:
+        return _plain(text, "a.yaml"), full
+    except _NotPlain:
+        return None, full
+
+
+def test_a_case_file_is_read_in_one_pass_as_the_builder_reads_it() -> None:
+    text = textwrap.dedent("""\
+        defaults: {priority: P1, tags: [smoke]}
+        cases:
+          - id: 13800000000
+            title: 2021-06-01
+            request:
+              input: "你好"
+              knowledge: {carConfigInfo: {price: 8.98万, year: 2021, sold: no, x: [1, {y: ~}]}}
+            expected: {behavior: ANSWER, knowledge_points: [{value: 3.37万}], n: 1.5e3}
+          - id: B
+            note: null
+            rules: [{type: max_sentences, params: {n: 3}}]
+        """)
+    plain, full = _both(text)
+    assert plain is not None, "a plain case file went to the builder"
+    _same(plain.data, full.data)
+    assert plain.lines == full.lines
+    assert plain.data["cases"][0]["id"] == "13800000000"  # a text key keeps its text
+    assert plain.data["cases"][1]["note"] is None
+    assert ("cases", 0, "request", "knowledge") in plain.lines
+    assert not any(k[:4] == ("cases", 0, "request", "knowledge") and len(k) > 4
+                   for k in plain.lines)  # free-form: no lines inside
+
+
+@pytest.mark.parametrize("text", [
+    "a: &x 1\nb: *x\n",                      # an anchor and its alias
+    "base: &b {k: 1}\nc:\n  <<: *b\n  j: 2\n",  # a merge key
+    "a: !!str 1\n",                          # an explicit tag
+    "a: 1\na: 2\n",                          # a duplicate key
+    "? [1, 2]\n: x\n",                       # a key that is not a scalar
+    "a: 1\n---\nb: 2\n",                     # a second document
+    "title: <<\n",                           # a merge key's << as a value
+    "x: =\n",                                # the value tag's =
+    "[" * 160 + "]" * 160 + "\n",            # nesting left to the builder's limit
+])
+def test_what_the_one_pass_leaves_to_the_builder(text: str) -> None:
+    with pytest.raises(_NotPlain):
+        _plain(text, "a.yaml")
+    # and loads() gives the builder's answer: its value, or its error with the line
+    try:
+        expected: object = _Builder(YamlDoc("a.yaml", None), text).load().data
+    except SourceError as exc:
+        expected = str(exc)
+    try:
+        got: object = loads(text, "a.yaml").data
+    except SourceError as exc:
+        got = str(exc)
+    assert got == expected
+
+
+_KEYS = st.sampled_from(sorted({*TEXT_KEYS, *FREEFORM_KEYS, "a", "b", "n", "1", "true", "null",
+                                "2021-06-01", "yes"}))
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**12, 10**12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["13800000000", "2021-06-01", "2021-06-01 10:00:00", "~", "null", "yes",
+                     "off", "1e3", ".inf", "0x1f", "0o17", "1_000", "3.37万", "你好", "", " a",
+                     "a: b", "- x", "#", "'", '"']),
+    st.text(max_size=12))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(_KEYS, inner, max_size=4)), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_VALUES, flow=st.sampled_from([None, True, False]))
+def test_the_one_pass_builds_what_the_builder_builds(value: object, flow: bool | None) -> None:
+    import yaml
+
+    text = yaml.safe_dump({"cases": [value]}, allow_unicode=True, default_flow_style=flow)
+    plain, full = _both(text)
+    assert plain is not None, text  # safe_dump writes neither anchors nor tags here
+    _same(plain.data, full.data)
+    assert plain.lines == full.lines
