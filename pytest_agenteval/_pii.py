@@ -19,8 +19,8 @@ with examples, is tabled in docs/configuration.md#privacy; in short:
   IMEI …) or glued to a code's letters, only a mobile or an ID number is one.
 * **ID numbers**: 18 characters (in one piece, or in groups with a valid date of birth),
   an old 15-digit one near a document word, a MyKad, a Hong Kong ID with a bracketed
-  check digit, a Taiwan ID with a valid check letter, and any number a document word
-  introduces (身份证, 护照, passport, HKID …).
+  check digit, a Taiwan ID with a valid check letter, a US Social Security Number where
+  it is named, and any number a document word introduces (身份证, 护照, passport, HKID …).
 * **E-mail addresses** with ``@`` in any of its encodings, or spelt out (``at``/``dot``,
   ``[at]``, ``(a)``, ``#``, 艾特, 小老鼠, ★) at a common top-level domain; not a file name
   (``logo@2x.png``), an SSH user (``git@github.com``) or a mention (``@所有人。公司``).
@@ -130,6 +130,10 @@ _HK_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z]{1,2}[0-9]{6}\s?[(（][0-9A][)）]")
 _TW_ID = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][12][0-9]{8}(?![A-Za-z0-9])")
 #: a Macau resident's ID (1/234567/8)
 _MO_ID = re.compile(r"(?<![\d/])[1578]/\d{6}/\d(?![\d/])")
+#: a US Social Security Number where it is named (「Social Security Number 512-48-3791」「SSN:
+#: 512 48 3791」): three groups the document words' one run does not take
+_SSN = re.compile(r"(?<![A-Za-z])(?:social\s+security\s+(?:number|no\.?|#)?|ssn)(?![A-Za-z])"
+                  r"[\s:：#=-]{0,4}(?P<no>\d{3}[-\s]\d{2}[-\s]\d{4})(?!\d)", re.IGNORECASE)
 _TW_LETTER = dict(zip("ABCDEFGHJKLMNPQRSTUVXYWZIO", range(10, 36), strict=True))
 
 _LOCAL = "A-Za-z0-9０-９Ａ-Ｚａ-ｚ._%+\\-\\\\"
@@ -503,6 +507,9 @@ def _documents(text: str) -> list[Span]:
         found.append(Span("id_number", m.start(), m.end(), m.group(0), _document(m.group(0))))
     for m in _MO_ID.finditer(text):
         found.append(Span("id_number", m.start(), m.end(), m.group(0), _document(m.group(0))))
+    for m in _SSN.finditer(text):
+        no = m.group("no")
+        found.append(Span("id_number", m.start("no"), m.end("no"), no, _document(no)))
     for m in _TW_ID.finditer(text):
         if _tw_valid(m.group(0)):
             found.append(Span("id_number", m.start(), m.end(), m.group(0),
