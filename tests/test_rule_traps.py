@@ -129,7 +129,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: twelve more (45 of 64), twelve more (53 of 64), twelve more (57 of 64) and twelve more
 #: (47 of 64), and a ninth
 #: held-out set for the contact rules, twelve more trades (57 of 64), and a tenth on whose
-#: number the user gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64).
+#: number the user gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64), and a
+#: twelfth on the contact rules (43 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -147,7 +148,7 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_commitment8.yaml", "situation_traps_commitment9.yaml",
                       "situation_traps_commitment10.yaml",
                       "situation_traps_holdout9.yaml", "situation_traps_contact10.yaml",
-                      "situation_traps_holdout11.yaml")
+                      "situation_traps_holdout11.yaml", "situation_traps_holdout12.yaml")
     for trap in _read(name)]
 
 

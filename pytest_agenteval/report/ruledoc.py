@@ -131,7 +131,8 @@ more, 57 of 64 in twelve more (a settled price without a promise word) and 47
 of 64 in twelve more (deadlines in numbers, no risk, recaps), and 54 of 64
 (an eighth set: forms with blanks, twelve more trades), 57 of 64 (a ninth,
 for the contact rules, in twelve more), 51 of 64 (a tenth, on whose number
-the user gave) and 57 of 64 (an eleventh, on BR-016 and BR-001) (each set
+the user gave), 57 of 64 (an eleventh, on BR-016 and BR-001) and 43 of 64 (a
+twelfth, on the contact rules: asks and numbers in other forms) (each set
 written after the one before was fixed, in other businesses each time: a dental clinic, a
 property agent, a car-rental company, a wedding studio, a moving company, a
 broadband shop, a hotel's banquet sales, a beauty salon); every miss was
@@ -152,7 +153,10 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   field of a form listed with 、 (「填个报名表（家长姓名、联系电话、孩子年龄）」) is not
   seen as a request; a WeChat id alone, given by the user (「我微信 lily_2024」) or
   asked for (「您留个微信，顾问把课表发您」), is no contact to these rules, which read
-  phone leads (asked for with the phone, 「留个微信或电话」, it is one).
+  phone leads (asked for with the phone, 「留个微信或电话」, it is one); a spouse's
+  number offered as the contact (「call my wife instead」) counts as the user's
+  (reviewers disagree); BR-012 takes a value word anywhere in the reply, also
+  one the ask is set apart from (「…有早鸟优惠…。另外请留个手机号」).
 - `handoff` (BR-005): a hand-off of another matter in the same reply
   (「最低8.5万就能拿走，手续让销售跟您对接」) passes, and so does one offered as a
   hypothetical and then waved away (「如果您不放心，可以让店家帮您查一下；不过其实不用

@@ -101,11 +101,12 @@ CONTACT_REQUEST = (
     r"方便.{0,6}(留|给|提供|告诉|发)(我|我们)?(一?下|个)?((您|你)(的|嘅|个)?)?" + _OR
     + r"(手机|电话|联系方式|"
     + _NUM + r")",
-    r"(手机|电话|联系方式|" + _NUM + r")(号|号码)?(可以|能|也可以)?(再|麻烦)?(留|发|给|告诉)"
+    r"(手机|电话|联系方式|" + _NUM + r")(号|号码)?(可以|能|也可以)?(再|麻烦)?(留|发|给|告诉|报)"
     r"(我|我们)?(一?下|个|一遍|一次|下)",
     r"(?<!我)(?<!已)(?<!已经)把(您|你)?(的|嘅)?(手机|电话|联系方式|" + _NUM + r")(号|号码)?(再)?"
     r"(发|留|给|告诉)(?!给?(店家|销售|门店|同事))",
-    r"(手机|电话|联系方式|" + _NUM + r")(号|号码)?方便(发|留|给|告诉)",
+    r"(手机|电话|联系方式|" + _NUM + r")(号|号码)?方便(再)?(发|留|给|告诉)",
+    r"留(个|一个|下)号(?![码牌数])",
     r"(手机|电话|" + _NUM + r")(号)?(给|留)(一个|个)",
     r"(您|你)(的|嘅|个)?(联系|联络)?(手机|电话|联系方式)(号|号码)?是$",
     r"怎么(联系|联络)(到)?(您|你)",
@@ -117,7 +118,8 @@ CONTACT_REQUEST = (
     r"(do you have|have you got|any)\s*(a|another)?\s*(backup|other|another|second|spare)\s*"
     r"(phone|number|contact|mobile)",
     r"(what's|what is) your (phone|mobile|number|contact)",
-    r"\b(may|can|could) i (have|get|take) your\s+(phone|mobile|contact|number|cell)",
+    r"\b(may|can|could) i (have|get|take|grab) (your|a|the)\s+(contact\s+)?(phone|mobile|contact"
+    r"|number|cell)",
     r"(what'?s|what is)\s+(the\s+)?(best|good)\s+(number|phone|way)\s+to\s+"
     r"(reach|contact|call)\s+you",
     # 「手机号发我就行」「电话留我们就好」「这边需要您一个联系方式」
@@ -422,7 +424,7 @@ _LABELLED = re.compile(r"\s*[:：]\s*[\d*+]")
 #: a form's blank for the contact, to fill in (「- 手机号：____」「联系电话：（　）」): a request
 #: whatever the patterns, read across the colon that ends a clause
 _BLANK = re.compile(r"(手机号码|手机号|手机|电话号码|联系电话|电话|联系方式|phone|mobile|tel)"
-                    r"(\s*[:：])?\s*(_{2,}|﹍{2,}|\[\s*\]|【\s*】|（\s*）|\(\s*\))", re.IGNORECASE)
+                    r"(\s*[:：|])?\s*(_{2,}|﹍{2,}|\[\s*\]|【\s*】|（\s*）|\(\s*\))", re.IGNORECASE)
 #: any field of a form (「- 姓名：____」), and the words that hand the form over (「请先填写以下
 #: 信息」): they answer nothing
 _FIELD = re.compile(r"[^\n:：，,。！？!?]{1,12}[:：]?\s*"
@@ -540,7 +542,7 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"尊敬的(先生|女士|客户|用户|顾客)", r"亲+(?!爱)", r"在的", r"在呢", r"在", r"好的",
            r"好嘞", r"好滴", r"好哒", r"嗯+", r"收到", r"ok(ay)?", r"哈+",
            r"(谢谢|感谢)(您|你)?(对我们|对本店)?的?"
-           r"((咨询|关注|信任|耐心|支持|选择|光临)[^，,。!?]{0,12})?",
+           r"((咨询|询问|查询|来信|留言|关注|信任|耐心|支持|选择|光临)[^，,。!?]{0,12})?",
            r"祝(您|你)[^，,。！？!?]{0,12}",
            r"(生活愉快|万事如意|一切顺利|心想事成|工作顺利|身体健康)",
            r"(多谢|唔该)(您|你)?(嘅|的)?(查询|咨询|关注|支持|耐心|信任|光临)?",
@@ -549,6 +551,9 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"(如果|要是)(您|你)?方便(的话)?|(您|你)?方便的话",
            r"为了.{0,12}(联系|回复|服务|跟进|通知)(您|你)",
            r"(请问)?(怎么|如何)称呼(您|你)?", r"(您|你)贵姓", r"(先生|女士|小姐|老板)",
+           r"[\u4e00-\u9fff]{1,2}(先生|女士|小姐|老师|总|经理)",
+           r"(关于|至于|针对)[^，,。!?]{1,16}(问题|事情|事宜|情况|疑问)",
+           r"(预约|到店|报名|信息|客户)?(登记|预约)(表|单|信息)?",
            r"(您|你)?(先)?(别|不要|莫)(着急|急|生气|担心)", r"(请|麻烦)?(您|你)?稍等(一下|片刻)?",
            r"(宝子|宝宝|亲爱的|小可爱|家人们?|宝妈|宝爸|家长|美女|帅哥|小姐姐|小哥哥|老铁|大哥|大姐"
            r"|阿姨|叔叔|同学)", r"(hi|hello|hey)(there)?",
@@ -923,6 +928,8 @@ class StatesValue(Compiles):
                               # something sent to the user (「我把最新课表发给您」), a notice
                               # (「我哋会SMS通知你」)
                               r"(把|将)[^，,。！？!?]{1,14}(发|传|寄)(给|到)?(您|你)",
+                              r"(方案|报价|资料|清单|图纸|设计|样稿|样图|课表|菜单|价目表|照片"
+                              r"|视频)[^，,。！？!?]{0,6}(发|传|寄)(给|到)(您|你)",
                               r"(会|将)[^，,。！？!?]{0,6}通知(您|你)",
                               "免费[^，,。！？!?]{0,4}(估价|报价|量房|测量|设计|试听|试学|试课|体验|"
                               "检测|验光|评估|勘测|勘察)",
@@ -959,6 +966,8 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
     # a clause that disclaims (「价格以店家核算为准」「这个优惠幅度我说了不算」) is not what
     # the user gets: neither its item nor its party counts
     text = _PRECONDITION.sub("，", _DISCLAIMED.sub("，", normalize(turn.reply)))
+    # what the user fetches alone (「最新报价表可以在我们官网下载」) is not what the number brings
+    text = _SELF_SERVED.sub("，", text)
     item = unnegated(items, text) if items else None  # 「目前没有优惠」 offers nothing
     if item is not None:
         return RuleOutcome.passed("states a concrete item", item.group(0))
@@ -968,6 +977,9 @@ def states_value(p: StatesValue, turn: TurnView) -> RuleOutcome:
     return RuleOutcome.failed("does not say what leaving contact brings", turn.reply)
 
 
+_SELF_SERVED = re.compile(r"[^，,。！？!?；;\n]*(可以|可)?(在|去|到|上)(我们|我哋)?的?"
+                          r"(官网|网站|公众号|小程序|app|门户)[^，,。！？!?；;\n]{0,4}"
+                          r"(下载|查看|查询|看到|自助)[^，,。！？!?；;\n]*", re.IGNORECASE)
 _DISCLAIMED = re.compile(r"[^，,。！？!?；;\n]*(以[^，,。！？!?；;]{0,8}为准|说了不算|做不了主|"
                          r"定不了|不确定|不清楚)[^，,。！？!?；;\n]*")
 #: a clause that ends in what must be settled first (「分期方案需要店家确认哈」「得医生拍片后

@@ -70,12 +70,20 @@ CONTACT_GIVEN = (r"(?<!\d)(?:\+?86[\s\-]?)?1[3-9](?:[\s\-]?\d){9}(?!\d)",
 #: 「分店個電話」), or one they disown (「…不是我的」「有个170…的号码打给我」)
 _NOT_THEIRS_BEFORE = re.compile(
     r"((订单|单号|工单|报修单|快递|运单|物流|编号|卡号|账号|会员号|流水|票号|车架号|身份证)"
-    r"[^，,。！？!?\d]{0,6}"
+    r"(?![^，,。！？!?\d]{0,6}我的?(手机|电话|号码|号))[^，,。！？!?\d]{0,6}"
+    # someone else's who left it (「快递员给我留了个号码」)
+    r"|(快递员?|骑手|司机|外卖员?|送货员?|师傅|中介|房东|销售|客服)"
+    r"(?![^，,。！？!?\d]{0,8}我的?(手机|电话|号码|号))[^，,。！？!?\d]{0,8}(号码|电话|手机)"
+    r"[^，,。！？!?\d]{0,3}"
     r"|(?<!我)(?<!我们)(?<!咱们)(?<!我哋)(你们|你哋|贵|门店|分店|店里|客服|商家|公司|银行|酒店|官方|热线)"
     r"(?![^，,。！？!?\d]{0,8}我)"
     r"[^，,。！？!?\d]{0,8}((电话|号码|热线|座机)[^，,。！？!?\d]{0,3})?"
     r"|有个)$")
-_NOT_THEIRS_AFTER = re.compile(r"^[^，,。！？!?]{0,8}(不是我|打给我|打来|来电|骗|冒充|打过来)")
+#: (read with ``match`` at the number's end: no ``^``, which would hold at the text's start only)
+_NOT_THEIRS_AFTER = re.compile(r"[^，,。！？!?]{0,8}(不是我|打给我|打来|来电|骗|冒充|打过来)"
+                               r"|[,，]\s*(不是我|not mine)")
+#: what opens the rest of a number (「后四位 0123」「尾号是 0123」)
+_REST = re.compile(r"^\s*(后(四|4|几|五|5)位|尾号|剩下的|最后(四|4)位)(数字)?\s*(是|为|:|：)?\s*")
 #: the user ends the conversation or refuses
 USER_ENDS = ("不用了", "不需要了", "再见", "拜拜", r"(?<!\d)88(?!\d)", "先这样", "就这样吧",
              "算了(?!一?下)", "不买了", "不考虑了", "不看了", "没兴趣", "不感兴趣",
@@ -174,9 +182,10 @@ def user_gave_contact(p: ContactGiven, turn: TurnView) -> str | None:
     for text in texts:
         if (found := _theirs(regex, text)) is not None:
             return found
-    # a number split over two messages (「我号码是135 8827」, then 「4093」)
+    # a number split over two messages (「我号码是135 8827」, then 「4093」「后四位 0123」)
     for later, earlier in itertools.pairwise(texts):
-        if (found := _theirs(regex, earlier + " " + later)) is not None:
+        rest = _REST.sub("", later, count=1)
+        if (found := _theirs(regex, earlier + " " + rest)) is not None:
             return found
     return None
 
