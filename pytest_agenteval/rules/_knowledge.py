@@ -33,8 +33,8 @@ _APPROX_BEFORE = re.compile(r"(约|大约|大概|差不多|将近|接近|近|不
 _ABOVE = frozenset("多余几") | {"出头"}
 _BELOW = frozenset({"将近", "接近", "近", "不到"})
 #: a number the user gives as a bound (「预算10万以内」「最多9万」) grounds itself, not a
-#: value near it
-_BOUND_AFTER = re.compile(r"^\s*(万|千|元|块)?\s*(以内|以下|之内|以上|封顶|内)")
+#: value near it (read with ``match`` at the number's end: no ``^``)
+_BOUND_AFTER = re.compile(r"\s*(万|千|元|块)?\s*(以内|以下|之内|以上|封顶|内)")
 _BOUND_BEFORE = re.compile(r"(预算|不超过|最多|至多|最少|至少|控制在)\s*$")
 _SQUASH = re.compile(r"\s+")
 #: a number's unit, after an approximation's marker (「3万多公里」): an approximate number is
