@@ -31,6 +31,7 @@ from ._text import (
     negated,
     normalize,
     quoted,
+    said_at,
     unnegated,
 )
 
@@ -179,7 +180,9 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           r"\d+(\.\d+)?万就(可以|能)",
           r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定|走|收|办)",
           r"给(您|你)定(了|下)",
-          r"说定了", r"随时(都)?可以", r"立减", r"直降", r"到手价", r"(直接|立|再)减\s*\d",
+          # (not 「营业时间内随时都可以来试驾」: a policy's hours)
+          r"说定了", r"(?<!内)(?<!时间)随时(都)?可以", r"立减", r"直降", r"到手价",
+          r"(直接|立|再)减\s*\d",
           r"(就|直接)按\s*\d+(\.\d+)?\s*(万|元|块)",
           r"(?<!会)不会(再)?(变|涨|调)", r"打包票", r"(即|立|尽)享", r"包在(我|我们)身上",
           r"guarantee(d)?", r"不可能(?!保证|承诺)", r"(完全)?(不用|不必|无需)(再)?担心",
@@ -284,7 +287,8 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"\d+\s*(个)?(小时|分钟|天|个工作日)(内|之内)?[^，,。！？!?]{0,3}就(能|可以)?(给|帮)?(您|你)?"
          r"(做完|做好|弄好|修好|洗好|送到|送回|装好|完成|交付|到)",
          # 「明天上午过来直接签合同提车」, 「名额还很多」「内场还有」
-         _TIME + r"[^，,。！？!?]{0,6}(来|过来|到店)[^，,。！？!?]{0,2}直接(签|提|开|取|拿|骑|办)",
+         _TIME + r"[^，,。！？!?]{0,6}(来|过来|到店)[^，,。！？!?]{0,2}直接(就)?(能|可以)?"
+         r"(签|提|开|取|拿|骑|办)",
          r"(名额|位置|座位|房间|票|货|库存|号源)(还|都)?(很|挺|比较)?(多|充足|充裕|够)"
          r"(?!不|没)(?![^，,。！？!?]*[吗么?？])",
          r"(场|区|排|款|色|码)还有(?!没)(的|呢|哦|啦|呀)?$",
@@ -549,7 +553,7 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            # the topic restated answers nothing (「车况的话，…」「价格方面」「C1的话」)
            r"(关于|至于)?[\u4e00-\u9fffa-z0-9]{1,8}(的话|方面|这块|这一块)",
            r"(如果|要是)(您|你)?方便(的话)?|(您|你)?方便的话",
-           r"为了.{0,12}(联系|回复|服务|跟进|通知)(您|你)",
+           r"为了.{0,12}(联系|回复|服务|跟进|通知)(您|你)(详细介绍|介绍|沟通|确认|跟进)?",
            r"(请问)?(怎么|如何)称呼(您|你)?", r"(您|你)贵姓", r"(先生|女士|小姐|老板)",
            r"[\u4e00-\u9fff]{1,2}(先生|女士|小姐|老师|总|经理)",
            r"(关于|至于|针对)[^，,。!?]{1,16}(问题|事情|事宜|情况|疑问)",
@@ -776,10 +780,11 @@ def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | 
     # word reported (「您说周六一定过来，这个我记下了」) is theirs
     if commit is not None and (c := unnegated(commit, clause)) and not (
             supposed and c.group(0).startswith("没有任何")) and not _USER_SAID.search(
-            clause, 0, c.start()):
+            clause, 0, c.start()) and not _EMBEDDED.search(c.group(0)):
+        # (「价格能不能锁定要由店长来定」 asks it, inside the commitment's words)
         out.append((c, False))
     if (offer is not None and not asks and not supposed and not _RELAYS.search(clause)
-            and (o := unnegated(offer, clause))):
+            and not _HOURS.search(clause) and (o := unnegated(offer, clause))):
         out.append((o, True))
     return out
 
@@ -904,6 +909,9 @@ _BARE_ASSENT = re.compile(_ASSENT)
 #: a supposition of what the user does (「今天送来的话」「您现在下单的话」): the clause after it
 #: still promises what then happens
 _USER_ACTS = re.compile(r"(送来|拿来|送过来|下单|付款|付定金|签约|签合同|报名)(的话)?$")
+#: the business's hours, a standing policy (「营业时间内随时都可以来店试驾」), not a slot
+_HOURS = re.compile(r"(营业|开放)时间[^，,。！？!?]{0,16}?(内|之内|里)"
+                    r"|\bduring (business|opening) hours\b", re.IGNORECASE)
 #: the user's words reported before a commitment word (「您说周六一定过来」)
 _USER_SAID = re.compile(r"(您|你)(刚才|刚刚|之前|前面)?(说|讲|提到|表示)(过|了)?(?!的)"
                         r"[^，,。！？!?]{0,10}$")
@@ -1152,9 +1160,9 @@ def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
     assert first is not None
     messages = _so_far(turn)
     start = 0
-    if since is not None:  # 「不像别家那么坑」 complains of no one
+    if since is not None:  # 「不像别家那么坑」 complains of no one, 「在别家被坑」 not of us
         hit = next((i for i, (role, text) in enumerate(messages)
-                    if role == "user" and unnegated(since, text)), None)
+                    if role == "user" and _complains(since, text)), None)
         if hit is None:
             return RuleOutcome.not_applicable("the user has not said what starts the order")
         start = hit
@@ -1172,6 +1180,25 @@ def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
         return RuleOutcome.passed("in order", text[f.start(): move.end])
     return RuleOutcome.failed(f"{move.phrase!r} before any of {_some(p.first)} in the "
                               "dialog", text[: move.end])
+
+
+def _complains(since: re.Pattern[str], text: str) -> bool:
+    """``text`` says a ``since`` phrase of this business: said (not negated: 「不像别家那么
+    坑」), not in a clause about another one (「之前在别家报团被坑惨了」; but 「你们比别家
+    还坑」 is about this one)."""
+    for m in since.finditer(text):
+        if not said_at(text, m.start()):
+            continue
+        opened = max(text.rfind(c, 0, m.start()) for c in "，,。！？!?；;\n")
+        if not _ELSEWHERE.search(text, opened + 1, m.start()):
+            return True
+    return False
+
+
+#: another business (「别家」「之前那家」「another agency」)
+_ELSEWHERE = re.compile(r"(?<!比)(?<!跟)(?<!和)别家|别的(店|家|公司|旅行社|机构)|其他(店|家|公司)"
+                        r"|之前那家|上一家|上家|\banother (shop|store|agency|company|dealer)\b",
+                        re.IGNORECASE)
 
 
 class NotAfter(Compiles):

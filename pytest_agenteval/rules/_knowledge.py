@@ -16,6 +16,7 @@ from ._registry import Params, RuleOutcome, TurnView, rule
 from ._text import (
     KEEP_CHARS,
     ZHE,
+    cn_value,
     compile_any,
     leaves,
     normalize,
@@ -220,7 +221,9 @@ def _keys(value: object) -> list[str]:
 def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
     """Every number of a source with whether it is only a bound (「10万以内」) and its
     unit."""
-    prepared = prepare_numbers(text)
+    # a count in words (「我们五个人」) grounds its digits in the reply (「5个人」); a reply's
+    # own count in words is not read as a number, so none is flagged for it
+    prepared = prepare_numbers(_COUNT.sub(lambda m: str(cn_value(m.group(1))), text))
     found = [(v, bool(_BOUND_AFTER.match(prepared, e) or _BOUND_BEFORE.search(
         prepared[max(0, s - 4):s])), _measure(prepared, e, s))
         for s, e, _, v in number_spans(prepared)]
@@ -231,6 +234,24 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
 
 
 _ZHE_OFF = re.compile(r"(\d+(?:\.\d+)?)\s*" + ZHE)
+_COUNT = re.compile(r"(?<![一二两三四五六七八九十百千万零〇\d.])"
+                    r"(十[一二三四五六七八九]|[一二两三四五六七八九十])"
+                    r"(?=(个人|个|位|人|间|套|台|辆|张|份|晚|层|件|只|条|双|把|盒|瓶|箱|桌))")
+#: a sum shown with its working (「298×3=894元」): its result is grounded by its operands
+_WORKING = re.compile(r"(\d+(?:\.\d+)?)\s*([×xX*＊+＋÷/])\s*(\d+(?:\.\d+)?)\s*[=＝]\s*"
+                      r"(\d+(?:\.\d+)?)")
+
+
+def _worked(text: str) -> list[float]:
+    """The results of the sums ``text`` shows with their working, where they are right."""
+    out = []
+    for m in _WORKING.finditer(text):
+        a, op, b, c = float(m.group(1)), m.group(2), float(m.group(3)), float(m.group(4))
+        value = (a * b if op in "×xX*＊" else a + b if op in "+＋"
+                 else a / b if b else None)
+        if value is not None and abs(value - c) < 1e-6 * max(1.0, abs(c)):
+            out.append(c)
+    return out
 
 
 @rule("grounded_numbers", params=GroundedNumbers)
@@ -245,7 +266,9 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     it for 「将近9万」「不到9万」, on either side for 「约9万」「9万左右」, and only by a
     number of its unit where both have one (「约500米」 is not grounded by 458元, nor
     「大概5.8L」 by the 6 of 2021-06: a date's parts are 年 and 月); a user's bound
-    (「预算10万以内」) grounds only itself. Numbers inside an ``ignore``
+    (「预算10万以内」) grounds only itself. A sum the reply works out (「298×3=894元」)
+    grounds its result when it is right; a count in words in a source (「我们五个人」)
+    grounds its digits. Numbers inside an ``ignore``
     pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
     ``history`` (every earlier message), ``user`` (only the user's earlier
@@ -267,6 +290,8 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
         sources.append(turn.input)
     known = [kv for s in sources for kv in _source_numbers(s)]
     text = prepare_numbers(turn.reply)
+    # a sum the reply works out (「298×3=894元」): its operands must be grounded, its result is
+    known += [(c, False, None) for c in _worked(text)]
     skip = compile_any(p.ignore)
     spans = [m.span() for m in skip.finditer(text)] if skip else []
     bad = []

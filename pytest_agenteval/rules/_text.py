@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from ._traditional import PAIRS
 
 __all__ = ["DISCOUNT", "KEEP_CHARS", "LABEL", "ZHE", "asked", "clause_spans", "clauses",
-           "compile_any", "fold_pattern", "leaves", "negated", "normalize", "number_spans",
-           "numbers", "prepare_numbers", "quoted", "said_at", "sentences", "unnegated"]
+           "cn_value", "compile_any", "fold_pattern", "leaves", "negated", "normalize",
+           "number_spans", "numbers", "prepare_numbers", "quoted", "said_at", "sentences",
+           "unnegated"]
 
 _REGEX_META = frozenset("()[]{}?*+.^$|\\")
 
@@ -338,7 +339,7 @@ def _kuai(m: re.Match[str]) -> str:
     """3块5 and 三块五 → 3.5元."""
     if m.group(1):
         return f"{m.group(1)}.{m.group(2)}元"
-    return f"{_cn_value(m.group(3))}.{_cn_value(m.group(4))}元"
+    return f"{cn_value(m.group(3))}.{cn_value(m.group(4))}元"
 
 
 def _pm(m: re.Match[str]) -> str:
@@ -347,7 +348,7 @@ def _pm(m: re.Match[str]) -> str:
     return m.group(1) + str(hour + 12 if 0 < hour < 12 else hour)
 
 
-def _cn_value(numeral: str) -> int:
+def cn_value(numeral: str) -> int:
     """三万三千七百 → 33700, 八万五 → 85000, 三千五 → 3500, 十一 → 11, 两万零五百 → 20500."""
     total = section = digit = 0
     last_unit, zero = 0, False
@@ -376,17 +377,17 @@ def _prepare(text: str) -> str:
     text = _DATE_DOT.sub(r"\1-\2", normalize(text))
     text = _EN_MONTH.sub(lambda m: f"{m.group(2)}年{_MONTHS[m.group(1)[:3].lower()]}月", text)
     text = _CN_YEAR.sub(lambda m: m.group(1).translate(_YEAR_DIGITS), text)
-    text = _CN_NUMBER.sub(lambda m: str(_cn_value(m.group(0))), text)
-    text = _CN_HALF.sub(lambda m: f"{_cn_value(m.group(1))}.5", text)
-    text = _CN_SINGLE.sub(lambda m: str(_cn_value(m.group(1))), text)
-    text = _CN_FRACTION.sub(lambda m: _share(_cn_value(m.group(2)), _cn_value(m.group(1))), text)
+    text = _CN_NUMBER.sub(lambda m: str(cn_value(m.group(0))), text)
+    text = _CN_HALF.sub(lambda m: f"{cn_value(m.group(1))}.5", text)
+    text = _CN_SINGLE.sub(lambda m: str(cn_value(m.group(1))), text)
+    text = _CN_FRACTION.sub(lambda m: _share(cn_value(m.group(2)), cn_value(m.group(1))), text)
     text = _FRACTION.sub(lambda m: _share(int(m.group(1)), int(m.group(2)))
                          if int(m.group(1)) < int(m.group(2)) else m.group(0), text)
-    text = _CN_HOUR.sub(lambda m: m.group(1) + str(_cn_value(m.group(2))), text)
-    text = _CN_MONTH.sub(lambda m: str(_cn_value(m.group(1))), text)
-    text = _CN_LITRE.sub(lambda m: str(_cn_value(m.group(1))), text)
-    text = _CN_SHARE.sub(lambda m: str(_cn_value(m.group(1))), text)
-    text = _YA_FU.sub(lambda m: f"押{_cn_value(m.group(1))}付{_cn_value(m.group(2))}", text)
+    text = _CN_HOUR.sub(lambda m: m.group(1) + str(cn_value(m.group(2))), text)
+    text = _CN_MONTH.sub(lambda m: str(cn_value(m.group(1))), text)
+    text = _CN_LITRE.sub(lambda m: str(cn_value(m.group(1))), text)
+    text = _CN_SHARE.sub(lambda m: str(cn_value(m.group(1))), text)
+    text = _YA_FU.sub(lambda m: f"押{cn_value(m.group(1))}付{cn_value(m.group(2))}", text)
     text = _CN_ZERO.sub("0", text)
     text = _W.sub("万", text)
     text = _CURRENCY.sub(lambda m: m.group(1) + "元", text)
