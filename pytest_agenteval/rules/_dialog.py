@@ -14,6 +14,7 @@ default, so another business adjusts words, not code.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterator
 from typing import Literal, NamedTuple
@@ -90,7 +91,7 @@ CONTACT_REQUEST = (
     r"(一?下|个|下|一个|一次|一遍|下来)?(下)?\s*((您|你)(的|嘅|个)?)?((姓名|称呼|名字)(和|及|跟|以及)?)?"
     + _WHICH + _OR + r"\s*"
     + r"(手机号码|手机号|手机|手鸡号?|手提电话|电话号码|电话|联(系|络)方式|" + _NUM
-    + r"|联(系|络)电话|📱"
+    + r"|联(系|络)电话|座机(号码|号)?|固定电话|📱"
     r"|☎\ufe0f?|phone( number)?|mobile|tel|contact( number)?)"
     # 「告诉我手机型号」 asks about a handset, not for a contact
     r"(?!上|里|尾号|型号|品牌|款|壳|屏|膜|配件|维修|回收|估价|套餐)",
@@ -121,8 +122,12 @@ CONTACT_REQUEST = (
     r"(what's|what is) your (phone|mobile|number|contact)",
     r"\b(may|can|could) i (have|get|take|grab) (your|a|the)\s+(contact\s+)?(phone|mobile|contact"
     r"|number|cell)",
-    r"(what'?s|what is)\s+(the\s+)?(best|good)\s+(number|phone|way)\s+to\s+"
-    r"(reach|contact|call)\s+you",
+    r"(what'?s|what is)\s+(the\s+)?(best|good)\s+(number|phone|way)\s+(for\s+[^?.!]{0,30}?\s+)?"
+    r"to\s+(reach|contact|call)\s+you",
+    # asked to send it again (「您的号码是不是138开头那个？麻烦再发一遍」「你可唔可以再打一次你個
+    # 電話號碼俾我確認吓」)
+    r"(号码|电话|手机号?)[^。!\n]{0,24}(再|重新)(发|报|说|打|输入)(一遍|一次|一下)",
+    r"(再|重新)(打|输入|发|报)(一次|一遍|一下)?(您|你)(的|嘅|个)?(电话号码|电话|手机号码|手机号|号码)",
     # 「手机号发我就行」「电话留我们就好」「这边需要您一个联系方式」
     r"(手机|电话|联系方式|" + _NUM + r")(号|号码)?(直接)?(发|留|给|告诉)(给)?(我|我们)"
     r"(就行|就好|就可以|即可|就ok|吧|哈|哦|呀|啦|$)",
@@ -440,6 +445,16 @@ _LABELLED = re.compile(r"\s*[:：]\s*[\d*+]")
 #: whatever the patterns, read across the colon that ends a clause
 _BLANK = re.compile(r"(手机号码|手机号|手机|电话号码|联系电话|电话|联系方式|phone|mobile|tel)"
                     r"(\s*[:：|])?\s*(_{2,}|﹍{2,}|\[\s*\]|【\s*】|（\s*）|\(\s*\))", re.IGNORECASE)
+#: a list's field for the contact left empty (「- 联系电话：」 at a line's end, with no number on
+#: the next line)
+_EMPTY_FIELD = re.compile(r"(?m)^[ \t]*(?:[-*•]|\d+[.、)])[ \t]*"
+                          r"(手机号码|手机号|手机|电话号码|联系电话|电话|联系方式)"
+                          r"[ \t]*[:：][ \t]*$(?!\n[ \t]*[+\d])")
+#: the number asked for again in a clause of its own, after a clause that names it (「您的号码是不是
+#: 138开头那个？麻烦再发一遍」)
+_AGAIN = re.compile(r"^(麻烦|请|能|可以|能不能)?(您|你)?(再|重新)(发|报|说|打|输入)"
+                    r"(一遍|一次|一下)(吧|哦|呢|哈|呀|啦)?$")
+_NAMES_NUMBER = re.compile(r"号码|电话|手机|\bnumber\b|\bphone\b", re.IGNORECASE)
 #: any field of a form (「- 姓名：____」), and the words that hand the form over (「请先填写以下
 #: 信息」): they answer nothing
 _FIELD = re.compile(r"[^\n:：，,。！？!?]{1,12}[:：]?\s*"
@@ -457,9 +472,13 @@ def contact_requests(norm: str, patterns: tuple[str, ...] | list[str]
     regex = compile_any(patterns)
     if regex is None:
         return
-    found = [(m.start(), m.start(1) + len(m.group(1))) for m in _BLANK.finditer(norm)
+    found = [(m.start(), m.start(1) + len(m.group(1)))
+             for blanks in (_BLANK, _EMPTY_FIELD) for m in blanks.finditer(norm)
              if not quoted(norm, m.start())]
-    for start, end in clause_spans(norm):
+    spans = clause_spans(norm)
+    found += [(a, a + m.end()) for (pa, pb), (a, b) in itertools.pairwise(spans)
+              if (m := _AGAIN.match(norm[a:b])) and _NAMES_NUMBER.search(norm, pa, pb)]
+    for start, end in spans:
         clause = norm[start:end]
         for m in regex.finditer(clause):
             if (not negated(clause, m.start()) and not quoted(norm, start + m.start())
@@ -1099,17 +1118,18 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
     return RuleOutcome.passed("in order", text[f.start(): t.end])
 
 
-#: an e-mail asked for: after the user ended or refused, as much a contact request as a
-#: phone (「您也可以在这个链接填写邮箱」「Just reply with your email」)
-EMAIL_REQUEST = (r"(留|填写?|提供|告诉|发|回复)(一?下|个|一个)?(您|你)?的?\s*(邮箱|email|e-mail"
-                 r"|邮件地址)",
-                 r"\breply with your (email|phone|number|contact)\b",
-                 r"\b(leave|share|send|give|drop)\s*(us|me)?\s*your\s*e-?mail\b")
+#: an e-mail or a messenger asked for: after the user ended or refused, as much a contact
+#: request as a phone (「您也可以在这个链接填写邮箱」「Just reply with your email」「加個WhatsApp」)
+OTHER_CHANNELS = (r"(留|填写?|提供|告诉|发|回复)(一?下|个|一个)?(您|你)?的?\s*(邮箱|email|e-mail"
+                  r"|邮件地址)",
+                  r"加(个|一个)?\s*(whatsapp|line|telegram|signal|viber)\b",
+                  r"\breply with your (email|phone|number|contact)\b",
+                  r"\b(leave|share|send|give|drop)\s*(us|me)?\s*your\s*e-?mail\b")
 
 
 class EndsPolitely(Compiles):
     forbidden: tuple[str, ...] = MARKETING
-    contact_patterns: tuple[str, ...] = (*CONTACT_REQUEST, *EMAIL_REQUEST)
+    contact_patterns: tuple[str, ...] = (*CONTACT_REQUEST, *OTHER_CHANNELS)
 
 
 @rule("ends_politely", params=EndsPolitely)
