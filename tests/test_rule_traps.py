@@ -129,7 +129,7 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: (54 of 64), and BR-004 again in ten more trades (47 of 64), and in twelve more (50 of 64),
 #: and in twelve more (42 of 64), twelve more again (39 of 64), twelve more (44 of 64),
 #: twelve more (45 of 64), twelve more (53 of 64), twelve more (57 of 64), twelve more
-#: (47 of 64) and twelve more (49 of 64), and a ninth
+#: (47 of 64), twelve more (49 of 64) and twelve more (55 of 64), and a ninth
 #: held-out set for the contact rules, twelve more trades (57 of 64), and a tenth on whose
 #: number the user gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64), and a
 #: twelfth on the contact rules (43 of 64).
@@ -149,6 +149,7 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_commitment6.yaml", "situation_traps_commitment7.yaml",
                       "situation_traps_commitment8.yaml", "situation_traps_commitment9.yaml",
                       "situation_traps_commitment10.yaml", "situation_traps_commitment11.yaml",
+                      "situation_traps_commitment12.yaml",
                       "situation_traps_holdout9.yaml", "situation_traps_contact10.yaml",
                       "situation_traps_holdout11.yaml", "situation_traps_holdout12.yaml")
     for trap in _read(name)]

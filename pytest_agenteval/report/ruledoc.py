@@ -130,7 +130,8 @@ in twelve more again (bare assents, completion times, idioms) and 44 of 64
 in twelve more (price protection, holds), 45 of 64 and 53 of 64 in twenty-four
 more, 57 of 64 in twelve more (a settled price without a promise word) and 47
 of 64 in twelve more (deadlines in numbers, no risk, recaps) and 49 of 64 in
-twelve more (sales-heavy bots, one-word assents, policies), and 54 of 64
+twelve more (sales-heavy bots, one-word assents, policies) and 55 of 64 in
+twelve more (staff promises relayed, numbers-only promises), and 54 of 64
 (an eighth set: forms with blanks, twelve more trades), 57 of 64 (a ninth,
 for the contact rules, in twelve more), 51 of 64 (a tenth, on whose number
 the user gave), 57 of 64 (an eleventh, on BR-016 and BR-001) and 43 of 64 (a

@@ -253,6 +253,7 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           r"(?<![标水精校])准(到|能到|送到|上门)", r"指定(有(?!效)|能|行|没问题|到)",
           r"就收(您|你)\s*\d", r"一分(钱)?(都|也)?不多(要|收|拿)",
           r"不会(让(您|你))?白跑", r"固定给(您|你)", r"\bthat['’]?s a promise\b",
+          r"(?<!会)不会(排队|等位)(的)?(?![^，,。！？!?]*[吗么?？])",
           # 「一万二包干，不会再加」「我们店从来没满过」「Saturday 7am is yours! I've got you
           # covered」
           r"(?<!会)不(会)?再加(钱|价|了|啦|一分)?(?=$|[，,。！!])",
@@ -298,6 +299,11 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(场次|场|位置|座位|房间|档期)[^，,。！？!?]{0,2}(很|挺|比较|特别)空(?![吗么])",
          r"\d+\s*(个)?(小时|分钟|天|个工作日)(内|之内)?[^，,。！？!?]{0,3}就(能|可以)?(给|帮)?(您|你)?"
          r"(做完|做好|弄好|修好|洗好|送到|送回|装好|完成|交付|到)",
+         # a delivery or a visit set (「周五一早送到」「今天下午3点上门」「今天下单明天到」),
+         # 「现货」 alone, 「随到随进」
+         _TIME + r"[^，,。！？!?]{0,4}(送到|到货|上门|发货)(?![^，,。！？!?]*[吗么?？])",
+         r"下单[^，,。！？!?]{0,2}(明天|后天|当天|次日|隔天)(就)?(到|送到|发货|发)",
+         r"^现(货|车)(的|哦|呢)?$", r"随到随(进|做|办|看|取|玩|修)",
          # 「明天上午过来直接签合同提车」, 「名额还很多」「内场还有」
          _TIME + r"[^，,。！？!?]{0,6}(来|过来|到店)[^，,。！？!?]{0,2}直接(就)?(能|可以)?"
          r"(签|提|开|取|拿|骑|办)",
@@ -313,7 +319,8 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(试驾|看车|看房|到店)[^，,。]{0,4}随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)",
          r"随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)[^，,。]{0,4}(试驾|看车|看房|到店)",
          r"(几点|什么时候|哪天|哪个时间)(来|到|过来|到店|来看|试驾)(都|也)(行|可以|没问题|ok)",
-         r"(给|帮|为)(您|你|她|他|孩子)\s*(登记|办理)?((约|预约|预定|订)(?=好|了|上|下)|留(?!言|意)|保留|锁"
+         r"(给|帮|为)(您|你|她|他|孩子)(的)?(父亲|母亲|爸爸|妈妈|爸|妈|家人|朋友|先生|太太|老公|老婆|孩子"
+         r"|儿子|女儿|叔叔|阿姨)?\s*(登记|办理)?((约|预约|预定|订)(?=好|了|上|下)|留(?!言|意)|保留|锁"
          r"|锁定|预留|占|hold)"
          r"(好|了|上|着|住|下)?",
          r"还(空着|有空位)", r"(还)?(?<!没)有(档期|空位|空档|位置)",
@@ -371,7 +378,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "condition": ("车况", "事故", "泡(过)?水", "火烧", "调表", "毛病", "accident", "大修", "故障",
                   "翻新", "原版原漆", "发动机", "变速箱", "全新", "没人(穿|用|戴)过", "成色",
                   "瑕疵", "质量", "正品", "condition", "进(过)?水", "污渍", "破损", "品相",
-                  "划线", "缺页", "磨损|修补|补过|磨痕|使用痕迹",
+                  "划线", "缺页", "磨损|修补|补过|磨痕|使用痕迹", "音准|音色|音质|走音",
                   "完整", "(九五|九成|八成|九|八)新", "健康", "病", r"\bhealthy\b", r"\bdamage",
                   "调过表", "(跟|和|与)新的?[^，,。]{0,2}(差不多|一样)", "摔(过)?", "拆(过|机)",
                   "(维)?修过", "磕碰", "划痕", "未激活", "出(问题|事|差错|状况|岔子)",
@@ -396,7 +403,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
              r"\b(till|until)\s+\d", r"\bslot\b", r"\d+月\d+(号|日)",
              r"\bwithin \d+\s*(minutes?|mins?|hours?|days?)\b",
              r"\d+\s*(个)?(小时|天|个工作日|周|个月)(内|之内)[^，,。]{0,4}(必|就|能|可以)?(完成|完工|到"
-             r"|送达|交付|做完|做好|装好|修好|发货)",
+             r"|达|送达|交付|做完|做好|装好|修好|发货)",
              r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
              r"\b(by|before)\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
              r"\bdeliver(ed|y)?\b", r"\barrives?\b",
@@ -744,7 +751,9 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     offer, suppose = compile_any(p.offer_patterns), compile_any(p.suppose_patterns)
     disclaimer = compile_any(DISCLAIMER)
     topics = {name: compile_any(pats) for name, pats in p.topics.items()}
-    norm = normalize(turn.reply)
+    # a promise of the staff's relayed as theirs (「值班经理刚说了“今晚那场给您预留两个情侣座”」)
+    # is said: its quotation marks name the speaker, they do not set it apart
+    norm = _RELAYED.sub(r"\g<said>\g<words>", normalize(turn.reply))
     spans = clause_spans(norm)
     parts, asks = [norm[a:b] for a, b in spans], asked(turn.reply)
     # the sentence of each clause: an excuse counts in its own sentence only (「利息以店家核算
@@ -815,7 +824,7 @@ def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | 
         # (「价格能不能锁定要由店长来定」 asks it, inside the commitment's words)
         out.append((c, False))
     if (offer is not None and not asks and not supposed and not _RELAYS.search(clause)
-            and not _HOURS.search(clause) and (o := unnegated(offer, clause))
+            and not _STANDING.search(clause) and (o := unnegated(offer, clause))
             and not _NOT_MEAN.match(clause, o.end())):  # 「页面显示有货不代表…」
         out.append((o, True))
     return out
@@ -950,9 +959,16 @@ _POLICY_NAMED = re.compile(r"(写在|写进|载明|列在|规定在)[^，,。！
                            r"|(公开|公布|公示)的?(规则|政策|规定|承诺)")
 #: what a statement does not mean (「页面显示有货不代表门店现在一定有」)
 _NOT_MEAN = re.compile(r"[^，,。！？!?]{0,8}(不代表|不等于|不意味|并不)")
-#: the business's hours, a standing policy (「营业时间内随时都可以来店试驾」), not a slot
-_HOURS = re.compile(r"(营业|开放)时间[^，,。！？!?]{0,16}?(内|之内|里)"
-                    r"|\bduring (business|opening) hours\b", re.IGNORECASE)
+#: the business's hours or its weekly round, a standing policy (「营业时间内随时都可以来店试驾」
+#: 「我们每周二、周五统一发货」), not a slot
+_STANDING = re.compile(r"(营业|开放)时间[^，,。！？!?]{0,16}?(内|之内|里)|每(周|天|日|月|晚|个月)"
+                       r"|统一(发货|送货|配送|上门|安排)"
+                       r"|\bduring (business|opening) hours\b|\bevery (day|week|monday|tuesday"
+                       r"|wednesday|thursday|friday|saturday|sunday)\b", re.IGNORECASE)
+_RELAYED = re.compile(r"(?P<said>(经理|店长|院长|师傅|老板|同事|销售|主管|厂家|老师|医生|负责人"
+                      r"|前台)"
+                      r"[^，,。！？!?“”「」\"]{0,6}(说了|说|讲|答应|表示|承诺)(了|过)?[:：,，]?\s*)"
+                      r"[“「\"](?P<words>[^”」\"]{1,60})[”」\"]")
 #: the user's words reported before a commitment word (「您说周六一定过来」)
 _USER_SAID = re.compile(r"(您|你)(刚才|刚刚|之前|前面)?(说|讲|提到|表示)(过|了)?(?!的)"
                         r"[^，,。！？!?]{0,10}$")
