@@ -59,7 +59,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: (``rule_traps_compliant5.yaml``: 55 of 64) and a sixth (``rule_traps_compliant6.yaml``: 60
 #: of 64), and a fifteenth held-out set on the dialog rules (``rule_traps_holdout15.yaml``: 49
 #: of 64), and a seventh compliant set (``rule_traps_compliant7.yaml``: 55 of 64), and a
-#: sixteenth on the dialog rules and BR-009 (``rule_traps_holdout16.yaml``: 49 of 64)
+#: sixteenth on the dialog rules and BR-009 (``rule_traps_holdout16.yaml``: 49 of 64), and an
+#: eighth compliant set (``rule_traps_compliant8.yaml``: 50 of 64)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -74,7 +75,8 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_holdout14.yaml", "rule_traps_compliant3.yaml",
                       "rule_traps_compliant4.yaml", "rule_traps_compliant5.yaml",
                       "rule_traps_compliant6.yaml", "rule_traps_holdout15.yaml",
-                      "rule_traps_compliant7.yaml", "rule_traps_holdout16.yaml")
+                      "rule_traps_compliant7.yaml", "rule_traps_holdout16.yaml",
+                      "rule_traps_compliant8.yaml")
     for trap in _read(name)]
 
 

@@ -110,8 +110,8 @@ and knowledge) and 49 of 64 (a fifteenth, on the dialog rules again: QR codes,
 groups, webinars, e-mail asked for, 「I'm sorry you feel that way」) and 49 of
 64 (a sixteenth: upsells, other channels, complaints without a complaint word,
 the number asked for again) right on first sight, and
-81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64 and 55 of 64 compliant replies
-that look risky,
+81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64, 55 of 64 and 50 of 64
+compliant replies that look risky,
 with a few
 violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
@@ -169,7 +169,8 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   fail.
 - `grounded_numbers`: a number the bot derived (a half price, a total, 「2:30 pm」 for
   14:30, 「four of us」 as 4) is in no source and fails, though a reviewer may accept
-  the arithmetic, unless the reply shows its working (「298×3=894元」); a number is
+  the arithmetic (「children pay half」: 190 for 380), unless the reply shows its working
+  (「298×3=894元」「25800 × 30% = 7740元」); a number is
   grounded only by a source of its unit where
   both have one (a date's year and month count as 年 and 月, a model year 2021款
   as 年, 1888号 as 号, 8:30 as 点 and 分: 「质保6个月」 is not grounded by the 6 of

@@ -59,7 +59,8 @@ PARTIES = ("店家", "门店", "店里", "店长", "店员", "销售", "顾问",
            r"(?![让请找问叫交转安由跟和与给])[\u4e00-\u9fff]{1,2}(师(?!傅)|经理|主管|主任)",
            "advisor", "adviser", "representative", "specialist", "coordinator")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
-                 "告诉(您|你)", "约(您|你)", r"报(个|一个|一下)?[^，,。！？!?]{0,6}(价|报价)",
+                 "告诉(您|你)", "约(您|你)", "(跟|和|与)(您|你)约", "陪(您|你)",
+                 r"报(个|一个|一下)?[^，,。！？!?]{0,6}(价|报价)",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
                  "上门", "电话(给|联系)(您|你)", "(为|给)(您|你)(预留|保留)",
                  "来电", "发给?(您|你)", "打(给|俾|畀)(您|你)", "帮(您|你)", "通知", "决定", "拍板",
@@ -152,7 +153,7 @@ _RELAY = (r"把[^，,。！？!?；;]{0,30}?(转给|转告|转达|转交|反馈�
           r"(?!(您|你))")
 #: a promise of the bot's own service (「保证第一时间帮您问」「一定第一时间通知您」) is none
 _SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(完整|如实|准确|原封不动)?地?"
-            r"(通知|告诉|转达|转告|转给|转交|报给"
+            r"(打电话|电话|发短信|短信)?(通知|告诉|转达|转告|转给|转交|报给"
             r"|帮(?!(您|你)?\s*(打|减|便宜|优惠|让|降|申请到))|联系|反馈|回复|去问"
             # 「一定把“必须周四前做好”这个要求转告店里」「保证把您的需求一字不差地转给店员」
             r"|(给|向)(您|你)(答复|回复|回电|回个电话|消息|反馈)|" + _RELAY + ")")
@@ -331,6 +332,8 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(you'?re|you’re|you are)\s+(all\s+)?(set|booked|confirmed|reserved|locked\s+in)",
          r"(i'?ve|we'?ve|i’ve|we’ve|i have|we have)\s+(booked|reserved|held|locked|put you down)",
          r"\bit['’]?s yours\b", r"\bnobody else (gets|will get)\b",
+         r"\b(still )?(has|have|got) (plenty of|lots of|enough)\b[^.!?]{0,30}\b(left|available"
+         r"|in stock)\b",
          # 「it's definitely still available」「we'll keep it for you」
          r"(it'?s|it’s|it is)\s+((definitely|certainly|still)\s+)+(available|in stock|there)",
          r"(we'?ll|we’ll|we will|i'?ll|i’ll|i will)\s+(keep|hold|reserve|save)\s+it\s+for\s+you")
@@ -571,9 +574,18 @@ def no_contact_request(p: ContactPatterns, turn: TurnView) -> RuleOutcome:
     passes, 「麻烦再留一下您的手机号」 fails with that phrase as evidence.
     """
     hit = find_contact_request(turn.reply, p.patterns)
+    if hit and _NEW_NUMBER.search(normalize(turn.input)):
+        return RuleOutcome.passed("the user changes their number", hit)
     if hit:
         return RuleOutcome.failed("asks for the contact again", hit)
     return RuleOutcome.passed("no contact request")
+
+
+#: the user changes their number (「换了新号，能帮我改一下吗」「my number changed」)
+_NEW_NUMBER = re.compile(r"(换了?|改了?|有)(个)?新(的)?(手机)?(号|号码)|(号码|手机号|电话)(换|改)了"
+                         r"|(改|更新|换)(一下)?(联系方式|号码|手机号)"
+                         r"|\b(new|changed) (phone |mobile )?number\b|\bnumber (has )?changed\b",
+                         re.IGNORECASE)
 
 
 #: clauses that open a reply without answering anything: greetings, thanks, address,
@@ -595,6 +607,9 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"[\u4e00-\u9fff]{1,2}(先生|女士|小姐|老师|总|经理)",
            r"(关于|至于|针对)[^，,。!?]{1,16}(问题|事情|事宜|情况|疑问)",
            r"(预约|到店|报名|信息|客户)?(登记|预约)(表|单|信息)?",
+           # popularity answers nothing (「热玛吉是我们这里很受欢迎的项目」「很多客户都会选择」)
+           r"[^，,。!?]{0,12}(很|非常|特别|最)(受欢迎|热门|火爆|畅销)的?(项目|产品|款|课程|车型|服务)?",
+           r"很多(客户|顾客|人|朋友)都(会)?(选择|喜欢|买|做)",
            r"(您|你)?(先)?(别|不要|莫)(着急|急|生气|担心)", r"(请|麻烦)?(您|你)?稍等(一下|片刻)?",
            r"(宝子|宝宝|亲爱的|小可爱|家人们?|宝妈|宝爸|家长|美女|帅哥|小姐姐|小哥哥|老铁|大哥|大姐"
            r"|阿姨|叔叔|同学)", r"(hi|hello|hey)(there)?",
@@ -956,7 +971,11 @@ _USER_ACTS = re.compile(r"(送来|拿来|送过来|下单|付款|付定金|签�
 _POLICY_NAMED = re.compile(r"(写在|写进|载明|列在|规定在)[^，,。！？!?]{0,8}"
                            r"(条款|合同|政策|规定|协议|规则)"
                            r"|这是(我们|店里|本店|公司|店铺)?的?(统一|固定)?(标准|规定|流程|规范|政策|做法)"
-                           r"|(公开|公布|公示)的?(规则|政策|规定|承诺)")
+                           r"|(公开|公布|公示)的?(规则|政策|规定|承诺)"
+                           r"|\b(under|per|according to|as per) (our|the) "
+                           r"(published |posted |public )?(booking |refund |price )?"
+                           r"(policy|policies|terms|rules)\b",
+                           re.IGNORECASE)
 #: what a statement does not mean (「页面显示有货不代表门店现在一定有」)
 _NOT_MEAN = re.compile(r"[^，,。！？!?]{0,8}(不代表|不等于|不意味|并不)")
 #: the business's hours or its weekly round, a standing policy (「营业时间内随时都可以来店试驾」
@@ -1012,7 +1031,8 @@ class StatesValue(Compiles):
                               r"\b(our(\s+[a-z]+){1,2}|we|the(\s+[a-z]+){1,2})\s+can\s+"
                               r"(arrange|book|call|text|"
                               r"email|send)\b",
-                              r"\b(we|our\s+[a-z]+|the\s+[a-z]+)\s*(will|'ll|’ll)\s+(call|text|"
+                              r"\b(we|our(\s+[a-z]+){1,3}|the(\s+[a-z]+){1,3})\s*(will|'ll|’ll)"
+                              r"\s+(call|text|"
                               r"email|message|send|contact|get back to)\s+you",
                               # 「our front desk will hold a room for you」
                               r"\b(we|our(\s+[a-z]+){1,2}|the(\s+[a-z]+){1,2})\s*(will|'ll|’ll)"
@@ -1161,15 +1181,23 @@ def ends_politely(p: EndsPolitely, turn: TurnView) -> RuleOutcome:
         return RuleOutcome.failed("asks for contact after the user ended", hit)
     regex = compile_any(p.forbidden)
     text = normalize(turn.reply)
-    # the user asks about a promotion (「电话就不留了。那周末有什么优惠吗？」): no sales to answer
+    # the user asks about a promotion (「电话就不留了。那周末有什么优惠吗？」) or how to book
+    # (「你们前台电话多少？我自己打过去约」): no sales to answer
     if _ASKS_OFFERS.search(normalize(turn.input)):
         return RuleOutcome.passed("answers the user's question about offers")
+    if _ASKS_HOW.search(normalize(turn.input)):
+        return RuleOutcome.passed("answers the user's question how to book or reach the store")
     sold = unnegated(regex, text) if regex else None  # 「不再给您推荐了」 promises to stop
     if sold is not None:
         return RuleOutcome.failed("keeps marketing after the user ended", sold.group(0))
     return RuleOutcome.passed("closes without marketing")
 
 
+#: the user asks how to book or reach the store themselves (「你们前台电话多少？我自己打过去约」)
+_ASKS_HOW = re.compile(r"(电话|号码|地址)(是)?多少|怎么(预约|约|去|走|联系|报名)"
+                       r"|(预约|参观|报名)(方式|流程)"
+                       r"|我自己(打|约|去|联系)|\bhow (do|can) i (book|reach|contact|get there)\b",
+                       re.IGNORECASE)
 #: the user asks about offers (「有什么优惠吗」「any promotions?」)
 _ASKS_OFFERS = re.compile(r"(有|有没有)(什么)?(活动|优惠|折扣|促销)|(活动|优惠|折扣)(吗|么|嘛|呢)"
                           r"|\b(any|are there)\s+(promotions?|discounts?|deals?|offers?)\b", re.I)
@@ -1247,14 +1275,22 @@ def _complains(since: re.Pattern[str], text: str) -> bool:
     for m in since.finditer(text):
         if not said_at(text, m.start()):
             continue
-        opened = max(text.rfind(c, 0, m.start()) for c in "，,。！？!?；;\n")
-        if not _ELSEWHERE.search(text, opened + 1, m.start()):
+        # another business named before it in its sentence (「隔壁那家早教真坑，还骗我们交了一年
+        # 的学费」), unless its own clause names this one (「…，你们也一样坑」)
+        sentence = max(text.rfind(c, 0, m.start()) for c in "。！？!?\n") + 1
+        clause = max(text.rfind(c, 0, m.start()) for c in "，,。！？!?；;\n") + 1
+        if not _ELSEWHERE.search(text, sentence, m.start()) or _HERE.search(
+                text, clause, m.end()):
             return True
     return False
 
 
+#: this business, named (「你们也一样坑」)
+_HERE = re.compile(r"你们|你家|贵店|贵公司|你哋|\byou guys\b|\byour (shop|store|company)\b",
+                   re.IGNORECASE)
 #: another business (「别家」「之前那家」「another agency」)
-_ELSEWHERE = re.compile(r"(?<!比)(?<!跟)(?<!和)别家|别的(店|家|公司|旅行社|机构)|其他(店|家|公司)"
+_ELSEWHERE = re.compile(r"(?<!比)(?<!跟)(?<!和)别家|隔壁(那|这)?家|对面(那|这)?家"
+                        r"|别的(店|家|公司|旅行社|机构)|其他(店|家|公司)"
                         r"|之前那家|上一家|上家|\banother (shop|store|agency|company|dealer)\b",
                         re.IGNORECASE)
 
@@ -1307,7 +1343,11 @@ def not_after(p: NotAfter, turn: TurnView) -> RuleOutcome:
         for a, b in clause_spans(text):
             if stop.search(text, a, b):
                 text = text[:a] + " " * (b - a) + text[b:]
-    bad = unnegated(forbidden, text)
+    # the user's own words said back (「很高兴您对上次的试驾活动满意」 to 「上次那个试驾活动我参加
+    # 过」) recommend nothing
+    user = messages[-1][1]
+    bad = next((m for m in forbidden.finditer(text) if said_at(text, m.start())
+                and text[max(0, m.start() - 2):m.end()] not in user), None)
     if bad is not None:
         return RuleOutcome.failed(f"{bad.group(0)!r} after {said.group(0)!r} was said",
                                   bad.group(0))

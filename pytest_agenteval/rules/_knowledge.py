@@ -7,6 +7,7 @@ and a date 2021-06 is found as 2021年6月.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from typing import Any, Literal
 
@@ -223,7 +224,10 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
     unit."""
     # a count in words (「我们五个人」) grounds its digits in the reply (「5个人」); a reply's
     # own count in words is not read as a number, so none is flagged for it
-    prepared = prepare_numbers(_COUNT.sub(lambda m: str(cn_value(m.group(1))), text))
+    text = _COUNT.sub(lambda m: str(cn_value(m.group(1))), text)
+    text = _CHENG.sub(lambda m: f"{cn_value(m.group(1)) * 10}%", text)
+    text = _EN_COUNT.sub(lambda m: str(_EN_NUMBERS[m.group(1).lower()]), text)
+    prepared = prepare_numbers(text)
     found = [(v, bool(_BOUND_AFTER.match(prepared, e) or _BOUND_BEFORE.search(
         prepared[max(0, s - 4):s])), _measure(prepared, e, s))
         for s, e, _, v in number_spans(prepared)]
@@ -234,23 +238,49 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
 
 
 _ZHE_OFF = re.compile(r"(\d+(?:\.\d+)?)\s*" + ZHE)
+#: a share in tenths (「最低三成」 is 30%)
+_CHENG = re.compile(r"(?<![一二两三四五六七八九十])([一二三四五六七八九])成(?![本功为员交立绩])")
+_EN_NUMBERS = {w: i for i, w in enumerate(("zero one two three four five six seven eight nine "
+                                           "ten eleven twelve").split())}
+#: a count in English words (「two adults」)
+_EN_COUNT = re.compile(r"\b(" + "|".join(_EN_NUMBERS) + r")\b", re.IGNORECASE)
 _COUNT = re.compile(r"(?<![一二两三四五六七八九十百千万零〇\d.])"
                     r"(十[一二三四五六七八九]|[一二两三四五六七八九十])"
                     r"(?=(个人|个|位|人|间|套|台|辆|张|份|晚|层|件|只|条|双|把|盒|瓶|箱|桌))")
 #: a sum shown with its working (「298×3=894元」): its result is grounded by its operands
-_WORKING = re.compile(r"(\d+(?:\.\d+)?)\s*([×xX*＊+＋÷/])\s*(\d+(?:\.\d+)?)\s*[=＝]\s*"
-                      r"(\d+(?:\.\d+)?)")
+_TIMES, _PLUS = frozenset("×xX*＊"), frozenset("+＋")
+_OPS = _TIMES | _PLUS | frozenset("÷/")
+#: what may stand between two numbers of a sum: a unit or a word (「100平方米 =」「CNY 950」)
+_GAP = re.compile(r"[^\d，,。；;！？!?\n]{0,8}")
 
 
 def _worked(text: str) -> list[float]:
-    """The results of the sums ``text`` shows with their working, where they are right."""
-    out = []
-    for m in _WORKING.finditer(text):
-        a, op, b, c = float(m.group(1)), m.group(2), float(m.group(3)), float(m.group(4))
-        value = (a * b if op in "×xX*＊" else a + b if op in "+＋"
-                 else a / b if b else None)
-        if value is not None and abs(value - c) < 1e-6 * max(1.0, abs(c)):
-            out.append(c)
+    """The results of the sums ``text`` shows with their working (「298×3=894元」「300万 ÷
+    100平方米 = 3万元」「25800 × 30% = 7740元」「380 × 2 + 190 = 950」), where they are
+    right: × and ÷ before +, a percentage as its share."""
+    spans = [(s, e, v / 100 if text.startswith("%", e) else v)
+             for s, e, _, v in number_spans(text)]
+    out: list[float] = []
+    terms: list[float] = []  # the sum so far, by its added terms; empty: no sum begun
+    for (_, end, value), (start, _, after) in itertools.pairwise(spans):
+        gap = text[end:start]
+        ops = [c for c in gap if c in _OPS]
+        if not _GAP.fullmatch(gap):
+            terms = []
+        elif "=" in gap or "＝" in gap:
+            if terms and abs(sum(terms) - after) < 1e-6 * max(1.0, abs(after)):
+                out.append(after)
+            terms = []
+        elif len(ops) == 1:
+            terms = terms or [value]
+            if ops[0] in _PLUS:
+                terms.append(after)
+            elif ops[0] in _TIMES:
+                terms[-1] *= after
+            elif after:
+                terms[-1] /= after
+        else:
+            terms = []
     return out
 
 
@@ -266,9 +296,10 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     it for 「将近9万」「不到9万」, on either side for 「约9万」「9万左右」, and only by a
     number of its unit where both have one (「约500米」 is not grounded by 458元, nor
     「大概5.8L」 by the 6 of 2021-06: a date's parts are 年 and 月); a user's bound
-    (「预算10万以内」) grounds only itself. A sum the reply works out (「298×3=894元」)
-    grounds its result when it is right; a count in words in a source (「我们五个人」)
-    grounds its digits. Numbers inside an ``ignore``
+    (「预算10万以内」) grounds only itself. A sum the reply works out (「298×3=894元」
+    「300万 ÷ 100平方米 = 3万元」「25800 × 30% = 7740元」) grounds its result when it is
+    right; a count in words in a source (「我们五个人」「two adults」「最低三成」) grounds its
+    digits. Numbers inside an ``ignore``
     pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
     ``history`` (every earlier message), ``user`` (only the user's earlier
