@@ -60,7 +60,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: of 64), and a fifteenth held-out set on the dialog rules (``rule_traps_holdout15.yaml``: 49
 #: of 64), and a seventh compliant set (``rule_traps_compliant7.yaml``: 55 of 64), and a
 #: sixteenth on the dialog rules and BR-009 (``rule_traps_holdout16.yaml``: 49 of 64), and an
-#: eighth compliant set (``rule_traps_compliant8.yaml``: 50 of 64)
+#: eighth compliant set (``rule_traps_compliant8.yaml``: 50 of 64), and a seventeenth on numbers
+#: and knowledge (``rule_traps_holdout17.yaml``: 56 of 64)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -76,7 +77,7 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_compliant4.yaml", "rule_traps_compliant5.yaml",
                       "rule_traps_compliant6.yaml", "rule_traps_holdout15.yaml",
                       "rule_traps_compliant7.yaml", "rule_traps_holdout16.yaml",
-                      "rule_traps_compliant8.yaml")
+                      "rule_traps_compliant8.yaml", "rule_traps_holdout17.yaml")
     for trap in _read(name)]
 
 
@@ -94,8 +95,9 @@ def _param(trap: dict[str, Any]) -> Any:
 @pytest.mark.parametrize("trap", [_param(t) for t in TRAPS])
 def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
     data = {k: v for k, v in trap.items() if k not in ("rid", "exp", "known_limit")}
-    if data.get("knowledge") == "CAR":
-        data["knowledge"] = CAR
+    data["knowledge"] = _car(data.get("knowledge"))
+    if data.get("earlier_knowledge") is not None:
+        data["earlier_knowledge"] = [_car(k) for k in data["earlier_knowledge"]]
     example = Example.model_validate(data)
     rule = ledger.get(trap["rid"])
     assert rule is not None

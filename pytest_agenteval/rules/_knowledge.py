@@ -72,6 +72,8 @@ def _measure(prepared: str, end: int, start: int = -1) -> str | None:
     return _MEASURES.get(unit, unit)
 
 
+#: a count of one in words (「一次」「一个」), which the number readers leave alone
+_ONE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])一(?=次|个|位|台|辆|间|套|年|天)")
 #: the units a required value (BR-002) and this item's fact (BR-014) are read with, named
 #: as :data:`_MEASURES` names them
 _UNIT_AFTER = re.compile(r"\s*(公里|千米|km|万公里|元|块|次|年|月|天|号|点|辆|人|座|L|T)",
@@ -136,8 +138,9 @@ def value_present(value: str, reply: str) -> bool:
     (3.37万公里 = 33700公里, not 标价3.37万) and close together (2021-06 = 2021年6月,
     not 2021款…6月份); a value without numbers by its text."""
     wanted = _numbers_with_units(value)
-    if wanted:
-        return _found_in_order(wanted, _numbers_with_units(reply), prepare_numbers(value))
+    if wanted:  # (「有过一次过户」 says 「过户1次」)
+        return _found_in_order(wanted, _numbers_with_units(_ONE.sub("1", reply)),
+                               prepare_numbers(value))
     squash = _SQUASH.sub("", normalize(value, ignore_case=True))
     return squash in _SQUASH.sub("", normalize(reply, ignore_case=True))
 
@@ -228,9 +231,15 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
     text = _CHENG.sub(lambda m: f"{cn_value(m.group(1)) * 10}%", text)
     text = _EN_COUNT.sub(lambda m: str(_EN_NUMBERS[m.group(1).lower()]), text)
     prepared = prepare_numbers(text)
-    found = [(v, bool(_BOUND_AFTER.match(prepared, e) or _BOUND_BEFORE.search(
+    # a number written in dashed groups (「400-820-1234」) grounds its digits run together
+    joined: list[tuple[float, bool, str | None]] = [
+        (float(m.group(0).replace("-", "")), False, None) for m in _GROUPS.finditer(text)]
+    found = joined + [(v, bool(_BOUND_AFTER.match(prepared, e) or _BOUND_BEFORE.search(
         prepared[max(0, s - 4):s])), _measure(prepared, e, s))
         for s, e, _, v in number_spans(prepared)]
+    # a length, a weight or a time in the smaller unit too (2.2米 grounds 「220厘米」)
+    found += [(v * factor, bound, smaller) for v, bound, unit in list(found)
+              for smaller, factor in _SMALLER.get(unit or "", ())]
     # a discount is its share off too: 8折 grounds 「20% off」, 85折 「15% off」
     found += [(round(100 - v * (10 if v < 10 else 1), 4), False, None)
               for v in (float(m.group(1)) for m in _ZHE_OFF.finditer(prepared)) if 0 < v < 100]
@@ -238,6 +247,11 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
 
 
 _ZHE_OFF = re.compile(r"(\d+(?:\.\d+)?)\s*" + ZHE)
+_GROUPS = re.compile(r"(?<![\d.-])\d{2,4}(?:-\d{2,4}){1,3}(?![\d.-])")
+_SMALLER = {"米": (("厘米", 100), ("毫米", 1000)), "公里": (("米", 1000),),
+            "公斤": (("克", 1000),), "千克": (("克", 1000),), "小时": (("分钟", 60),)}
+#: an hour and its minutes (「10点30分」): a time is grounded whole, not by its parts
+_HOUR_MINUTE = re.compile(r"(\d+)点(\d+)分")
 #: a share in tenths (「最低三成」 is 30%)
 _CHENG = re.compile(r"(?<![一二两三四五六七八九十])([一二三四五六七八九])成(?![本功为员交立绩])")
 _EN_NUMBERS = {w: i for i, w in enumerate(("zero one two three four five six seven eight nine "
@@ -299,8 +313,10 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     (「预算10万以内」) grounds only itself. A sum the reply works out (「298×3=894元」
     「300万 ÷ 100平方米 = 3万元」「25800 × 30% = 7740元」) grounds its result when it is
     right; a count in words in a source (「我们五个人」「two adults」「最低三成」) grounds its
-    digits. Numbers inside an ``ignore``
-    pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
+    digits, a number in dashed groups (「400-820-1234」) its digits run together, and a
+    length, a weight or a time the same in a smaller unit (2.2米 grounds 「220厘米」). A
+    clock time is grounded whole (「十点半」 is not grounded by 6:30 and 10:00). Numbers
+    inside an ``ignore`` pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
     ``history`` (every earlier message), ``user`` (only the user's earlier
     messages) and ``input``; ``[knowledge, user, input]`` keeps a fact from an
@@ -323,24 +339,40 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     text = prepare_numbers(turn.reply)
     # a sum the reply works out (「298×3=894元」): its operands must be grounded, its result is
     known += [(c, False, None) for c in _worked(text)]
+    clocks = {(float(h), float(m)) for s in sources
+              for h, m in _HOUR_MINUTE.findall(prepare_numbers(s))}
     skip = compile_any(p.ignore)
     spans = [m.span() for m in skip.finditer(text)] if skip else []
     bad = []
+    hour: tuple[int, float] | None = None  # where the last hour ended, and its value
     for start, end, raw, value in number_spans(text):
         if any(a <= start < b for a, b in spans):
             continue
         unit = _measure(text, end, start)
-        alike = [(k, bound) for k, bound, of in known if unit is None or of is None or of == unit]
-        if any(abs(k - value) < 1e-9 for k, _ in alike):
+        if unit == "点":
+            hour = (end + 1, value)
+        elif unit == "分钟" and hour is not None and hour[0] == start:
+            if (hour[1], value) not in clocks:  # 「十点半」 is not grounded by 6:30 and 10:00
+                bad.append(f"{hour[1]:g}点{raw}分")
             continue
-        kind = _approx(text, start, end)
-        if kind and any(_near(kind, value, k, p.tolerance) for k, bound in alike if not bound):
-            continue
-        bad.append(raw)
+        if not _grounded(text, start, end, value, unit, known, p.tolerance):
+            bad.append(raw)
     if bad:
         return RuleOutcome.failed(f"numbers not in knowledge, history or input: {bad}",
                                   ", ".join(bad))
     return RuleOutcome.passed("every number is grounded")
+
+
+def _grounded(text: str, start: int, end: int, value: float, unit: str | None,
+              known: list[tuple[float, bool, str | None]], tolerance: float) -> bool:
+    """The number at ``start:end`` of the reply is a source's value (of its unit, where both
+    have one), or approximates one that is no bound within ``tolerance``."""
+    alike = [(k, bound) for k, bound, of in known if unit is None or of is None or of == unit]
+    if any(abs(k - value) < 1e-9 for k, _ in alike):
+        return True
+    kind = _approx(text, start, end)
+    return kind is not None and any(_near(kind, value, k, tolerance) for k, bound in alike
+                                    if not bound)
 
 
 class KnowledgeNotUsed(Params):
@@ -380,6 +412,35 @@ def _approx_present(value: str, text: str, tolerance: float) -> bool:
         if any(u == unit and _near(kind, said, k, tolerance) for k, u in wanted):
             return True
     return False
+
+
+_ROW = re.compile(r"^\s*\|(.*)\|\s*$")
+_RULE_ROW = re.compile(r"^[\s|:-]+$")
+
+
+def _by_column(text: str) -> str:
+    """``text`` with each Markdown table's cells written out as lines under their column's
+    header (「| 上牌时间 | 2021年6月 | 暂无资料 |」 under 「| 项目 | 朗逸 | 速腾 |」 is 「朗逸
+    上牌时间：2021年6月」), so that a cell's sentence names the column's item."""
+    if "|" not in text:
+        return text
+    out: list[str] = []
+    header: list[str] | None = None
+    for line in text.split("\n"):
+        m = _ROW.match(line)
+        if m is None:
+            header = None
+            out.append(line)
+            continue
+        cells = [c.strip() for c in m.group(1).split("|")]
+        if header is None:
+            header = cells
+        elif not _RULE_ROW.match(line):
+            out += [f"{header[j]} {cells[0]}：{cell}" for j, cell in enumerate(cells)
+                    if j and j < len(header)]
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def _names(title: str) -> tuple[str, ...]:
@@ -431,10 +492,12 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     # unless the reply points at this one (「您之前看的这台朗逸标价8.98万」)
     user = normalize(said)
     titled = _names(title) if isinstance(title, str) else ()
-    names = [*(n for n in (*p.this_item, *titled) if n not in user),
+    names = [*(n for n in (*p.this_item, *titled)
+               if n not in user or any(f"{this}{n}" in user for this in _THIS)),
              *(f"{this}{n}" for this in _THIS for n in titled)]
     if used and names:  # a fact said only where the reply names this item is this item's
-        folded = [(s, normalize(s)) for s in sentences(turn.reply)]
+        # (a table's cell under a column named for it: 「| 项目 | 朗逸 | 速腾 |」)
+        folded = [(s, normalize(s)) for s in sentences(_by_column(turn.reply))]
         told = [s for s, f in folded if not any(n in f for n in names)]
         used = [v for v in used if any(present(v, s) for s in told)]
     if used:

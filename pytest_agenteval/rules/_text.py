@@ -368,8 +368,8 @@ def cn_value(numeral: str) -> int:
 
 def prepare_numbers(text: str) -> str:
     """``text`` as :func:`number_spans` reads it (NFKC, 2021.06 → 2021-06, 21年 → 2021年,
-    三万三千七百 → 33700, 3.37w → 3.37万, 晚上6点 and 晚上六点 → 18点,
-    二〇二一年六月 → 2021年6月)."""
+    三万三千七百 → 33700, 3.37w → 3.37万, 晚上6点 and 晚上六点 → 18点, 十点半 → 10点30分,
+    28㎡ → 28平米, 二〇二一年六月 → 2021年6月)."""
     return (_prepare if len(text) > KEEP_CHARS else _prepare_kept)(text)
 
 
@@ -396,7 +396,15 @@ def _prepare(text: str) -> str:
     text = _CLOCK.sub(lambda m: f"{int(m.group(1))}点" + (f"{int(m.group(2))}分"
                                                         if m.group(2) != "00" else ""), text)
     text = _PM.sub(_pm, text)
+    text = _CN_HALF_HOUR.sub(lambda m: f"{cn_value(m.group(1))}点30分", text)
+    text = _HALF_HOUR.sub(r"\1点30分", _SQUARE_METRE.sub("平米", text))
     return _SHORT_YEAR.sub(lambda m: str(2000 + int(m.group(1))), text)
+
+
+#: half past (「十点半」 is 10点30分), square metres as NFKC writes ㎡ (28m2: not a 2)
+_HALF_HOUR = re.compile(r"(\d+)点半")
+_CN_HALF_HOUR = re.compile(r"(?<![一二两三四五六七八九十\d])([一二两三四五六七八九十]{1,3})点半")
+_SQUARE_METRE = re.compile(r"(?<=\d)\s*m2(?![0-9a-z])", re.IGNORECASE)
 
 
 _prepare_kept = functools.lru_cache(maxsize=4096)(_prepare)
