@@ -136,7 +136,7 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: (47 of 64), twelve more (49 of 64) and twelve more (55 of 64), and a ninth
 #: held-out set for the contact rules, twelve more trades (57 of 64), and a tenth on whose
 #: number the user gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64), and a
-#: twelfth on the contact rules (43 of 64).
+#: twelfth on the contact rules (43 of 64), and a thirteenth (31 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -155,7 +155,8 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_commitment10.yaml", "situation_traps_commitment11.yaml",
                       "situation_traps_commitment12.yaml",
                       "situation_traps_holdout9.yaml", "situation_traps_contact10.yaml",
-                      "situation_traps_holdout11.yaml", "situation_traps_holdout12.yaml")
+                      "situation_traps_holdout11.yaml", "situation_traps_holdout12.yaml",
+                      "situation_traps_holdout13.yaml")
     for trap in _read(name)]
 
 

@@ -59,12 +59,12 @@ PARTIES = ("店家", "门店", "店里", "店长", "店员", "销售", "顾问",
            r"(?![让请找问叫交转安由跟和与给])[\u4e00-\u9fff]{1,2}(师(?!傅)|经理|主管|主任)",
            "advisor", "adviser", "representative", "specialist", "coordinator")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
-                 "告诉(您|你)", "约(您|你)", "(跟|和|与)(您|你)约", "陪(您|你)",
+                 "告诉(您|你)", "约(您|你)", "(跟|和|与|同)(您|你)约", "陪(您|你)",
                  r"报(个|一个|一下)?[^，,。！？!?]{0,6}(价|报价)",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
                  "上门", "电话(给|联系)(您|你)", "(为|给)(您|你)(预留|保留)",
-                 "来电", "发给?(您|你)", "打(给|俾|畀)(您|你)", "帮(您|你)", "通知", "决定", "拍板",
-                 "定夺",
+                 "来电", "发给?(您|你)", "(给|帮)(您|你)发", "打(给|俾|畀)(您|你)", "帮(您|你)",
+                 "通知", "决定", "拍板", "定夺",
                  "回(个|一个)?电话", "(跟|和|与)(您|你)(谈|聊)",
                  "回(您)?消息", "详细(聊|说)", "说了算", "confirm", "call(您|你)",
                  r"call\s*(you|u)\b", "contact you", "get back to you", "follow up", "check",
@@ -82,7 +82,7 @@ _NUM = (r"(?<!预约)(?<!订单)(?<!会员)(?<!车牌)(?<!身份证)(?<!快递)(
 _WHICH = (r"(备用|其他|另外的?|另一个|常用的?|有效的?|真实的?|本人的?|正确的?|准确的?|最新的?"
           r"|完整的?|"
           r"(能|可以|方便)(联系|联络|打通|接通)(上|到)?(您|你)?的|"
-          r"[\u4e00-\u9fff]{0,2}(紧急联系人|家里人|家人|家长|朋友|同事)的?)?")
+          r"[\u4e00-\u9fff]{0,2}(紧急联系人|家里其他人|家里人|家里|其他家人|家人|家长|朋友|同事)的?)?")
 #: another channel asked for with the phone, and before it: 「留个微信或电话」
 _OR = r"((微信|vx|wx|qq|邮箱|email|e-mail)号?\s*(或者?|和|、|/|跟|及|or)\s*)?"
 #: a request for the user's contact (「你嘅」「你個」: Cantonese for 「你的」)
@@ -95,7 +95,7 @@ CONTACT_REQUEST = (
     + r"|联(系|络)电话|座机(号码|号)?|固定电话|📱"
     r"|☎\ufe0f?|phone( number)?|mobile|tel|contact( number)?)"
     # 「告诉我手机型号」 asks about a handset, not for a contact
-    r"(?!上|里|尾号|型号|品牌|款|壳|屏|膜|配件|维修|回收|估价|套餐)",
+    r"(?!上|里|尾号|型号|品牌|款|壳|屏|膜|配件|维修|回收|估价|套餐|牌)",
     r"给(我|我们)(留|发|报)(一?下|个)?(您|你)?(的)?(手机|电话|联系方式|" + _NUM + r")",
     r"(手机|电话|联系方式|" + _NUM + r")(尾号|号|号码)?(是)?多少",
     # 「可以再给一个备用号码吗」 (not 「给您的号码…」)
@@ -115,9 +115,15 @@ CONTACT_REQUEST = (
     r"怎么(联系|联络)(到)?(您|你)",
     r"(还有|有没有)(其他|别的|另外的?|备用)的?(手机|电话|号码|联系方式)",
     r"(leave|share|send|give|provide|drop)\s*(us|me)?\s*(your|a|one|一个|个|一下)?\s*"
+    r"((backup|spare|second|another|alternative|other)\s*)?"
     r"((wechat|whatsapp|line|email|e-mail)( id)?\s*(or|and|/)\s*(your\s*)?)?"
     r"((whatsapp|wechat|line|telegram|signal|viber)\s*)?"
-    r"(phone|mobile|contact|number|cell|手机|电话|号码|联系方式)",
+    r"(phone|mobile|contact|number|cell|digits|手机|电话|号码|联系方式)",
+    # Cantonese 「畀個電話我」, an offer to register it (「我可以帮您登记个电话」), the number typed
+    # again (「再把手机号完整打一遍给我」)
+    r"(畀|俾)(个|一个)?(电话|手机|号码|联系方式)(号码|号)?(我|我哋|我们)",
+    r"(帮|为|给)(您|你)登记(一)?(个|下)(电话|手机号?|联系方式)",
+    r"把(您|你)?的?(手机号码|手机号|电话号码|号码)[^，,。！？!?]{0,4}(打|输入|发|报)(一遍|一次|一下)",
     r"(do you have|have you got|any)\s*(a|another)?\s*(backup|other|another|second|spare)\s*"
     r"(phone|number|contact|mobile)",
     r"(what's|what is) your (phone|mobile|number|contact)",
@@ -453,13 +459,23 @@ def find_party_action(text: str, parties: tuple[str, ...] | list[str],
 _LABELLED = re.compile(r"\s*[:：]\s*[\d*+]")
 #: a form's blank for the contact, to fill in (「- 手机号：____」「联系电话：（　）」): a request
 #: whatever the patterns, read across the colon that ends a clause
-_BLANK = re.compile(r"(手机号码|手机号|手机|电话号码|联系电话|电话|联系方式|phone|mobile|tel)"
-                    r"(\s*[:：|])?\s*(_{2,}|﹍{2,}|\[\s*\]|【\s*】|（\s*）|\(\s*\))", re.IGNORECASE)
+_BLANK = re.compile(r"(手机号码|手机号|手机|电话号码|联系电话|联络电话|电话|联系方式|联络方式"
+                    r"|phone|mobile|tel)"
+                    r"\s*([(（][^)）\n]{1,4}[)）])?(\s*[:：|])?\s*"
+                    r"(_{2,}|﹍{2,}|\[\s*\]|【\s*】|（\s*）|\(\s*\)|(?<=\|)[ \t]*\|)",
+                    re.IGNORECASE)
+#: a template's empty field for it (「{"姓名": "", "家长电话": ""}」「{"phone": ""}」)
+_JSON_BLANK = re.compile(r"[\"“]([\u4e00-\u9fff]{0,4}(?:电话|手机号?|联系方式)|phone|mobile|tel)"
+                         r"[\"”]"
+                         r"\s*[:：]\s*[\"“][\"”]", re.IGNORECASE)
+#: a table with a column for it and an empty row to fill (「| 姓名 | 电话 |」 then 「|  |  |」)
+_TABLE_BLANK = re.compile(r"(?m)^\|[^\n]*?(电话|手机|联系方式|phone|mobile)[^\n]*\|[ \t]*\n"
+                          r"\|[\s:|-]+\|[ \t]*\n\|([ \t]*\|)+[ \t]*$", re.IGNORECASE)
 #: a list's field for the contact left empty (「- 联系电话：」 at a line's end, with no number on
 #: the next line)
-_EMPTY_FIELD = re.compile(r"(?m)^[ \t]*(?:[-*•]|\d+[.、)])[ \t]*"
-                          r"(手机号码|手机号|手机|电话号码|联系电话|电话|联系方式)"
-                          r"[ \t]*[:：][ \t]*$(?!\n[ \t]*[+\d])")
+_EMPTY_FIELD = re.compile(r"(?m)^[ \t]*(?:[-*•]|\d+[.、)])[ \t]*(?:📞|☎\ufe0f?|📱)?[ \t]*"
+                          r"(手机号码|手机号|手机|电话号码|联系电话|电话|联系方式|联络方式|phone|mobile|tel)"
+                          r"[ \t]*[:：][ \t]*$(?!\n[ \t]*[+\d])", re.IGNORECASE)
 #: the number asked for again in a clause of its own, after a clause that names it (「您的号码是不是
 #: 138开头那个？麻烦再发一遍」)
 _AGAIN = re.compile(r"^(麻烦|请|能|可以|能不能)?(您|你)?(再|重新)(发|报|说|打|输入)"
@@ -469,8 +485,15 @@ _NAMES_NUMBER = re.compile(r"号码|电话|手机|\bnumber\b|\bphone\b", re.IGNO
 #: 信息」): they answer nothing
 _FIELD = re.compile(r"[^\n:：，,。！？!?]{1,12}[:：]?\s*"
                     r"(_{2,}|﹍{2,}|\[\s*\]|【\s*】|（\s*）|\(\s*\))")
-_FILL_IN = re.compile(r"(请|麻烦)?(您)?(先)?(填写|填一下|填好|填|登记)(一下)?(以下|下面|如下)?的?"
-                      r"(信息|资料|内容|表格|表)?(后回复|后发给我|后提交)?(谢谢)?")
+_FILL_IN = re.compile(r"(请|麻烦)?(您)?(先)?(填写|填一下|填好|填|登记|留)(一下)?"
+                      r"(以下|下面|如下)?的?"
+                      r"(信息|资料|内容|表格|表)?(后回复|后发给我|后提交)?(谢谢)?"
+                      r"|(请)?(按|按照)(以下|下面|如下)(格式|模板)(回复|填写|提供)")
+#: a list's field left empty (「1. 称呼：」), a template's field (「"屋顶类型": "彩钢瓦",」), a code
+#: fence: the form around a blank, which answers nothing
+_FORM = re.compile(r"(?m)^[ \t]*(?:[-*•]|\d+[.、)])[ \t]*[^\n:：]{1,12}[:：][ \t]*$"
+                   r"|[\"“][^\"”\n]{1,12}[\"”]\s*[:：]\s*[\"“][^\"”\n]{0,20}[\"”]\s*[,，]?"
+                   r"|```[a-z]*|(?m:^[ \t]*(json|yaml|text)[ \t]*$)")
 
 
 def contact_requests(norm: str, patterns: tuple[str, ...] | list[str]
@@ -483,8 +506,8 @@ def contact_requests(norm: str, patterns: tuple[str, ...] | list[str]
     if regex is None:
         return
     found = [(m.start(), m.start(1) + len(m.group(1)))
-             for blanks in (_BLANK, _EMPTY_FIELD) for m in blanks.finditer(norm)
-             if not quoted(norm, m.start())]
+             for blanks in (_BLANK, _EMPTY_FIELD, _JSON_BLANK, _TABLE_BLANK)
+             for m in blanks.finditer(norm) if not quoted(norm, m.start())]
     spans = clause_spans(norm)
     found += [(a, a + m.end()) for (pa, pb), (a, b) in itertools.pairwise(spans)
               if (m := _AGAIN.match(norm[a:b])) and _NAMES_NUMBER.search(norm, pa, pb)]
@@ -598,18 +621,28 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"((咨询|询问|查询|来信|留言|关注|信任|耐心|支持|选择|光临)[^，,。!?]{0,12})?",
            r"祝(您|你)[^，,。！？!?]{0,12}",
            r"(生活愉快|万事如意|一切顺利|心想事成|工作顺利|身体健康)",
-           r"(多谢|唔该)(您|你)?(嘅|的)?(查询|咨询|关注|支持|耐心|信任|光临)?",
+           r"(多谢|唔该)(您|你)?(嘅|的)?((查询|咨询|关注|支持|耐心|信任|光临)[^，,。!?]{0,12})?",
+           r"[\u4e00-\u9fff](生|太)",  # 「陈生」「李太」 (Cantonese)
            # the topic restated answers nothing (「车况的话，…」「价格方面」「C1的话」)
            r"(关于|至于)?[\u4e00-\u9fffa-z0-9]{1,8}(的话|方面|这块|这一块)",
-           r"(如果|要是)(您|你)?方便(的话)?|(您|你)?方便的话",
+           r"(如果|要是)(您|你)?方便((的|嘅)话)?|(您|你)?方便(的|嘅)话",
            r"为了.{0,12}(联系|回复|服务|跟进|通知)(您|你)(详细介绍|介绍|沟通|确认|跟进)?",
            r"(请问)?(怎么|如何)称呼(您|你)?", r"(您|你)贵姓", r"(先生|女士|小姐|老板)",
            r"[\u4e00-\u9fff]{1,2}(先生|女士|小姐|老师|总|经理)",
-           r"(关于|至于|针对)[^，,。!?]{1,16}(问题|事情|事宜|情况|疑问)",
+           r"(关于|关於|至于|至於|针对)[^，,。!?]{1,16}(问题|事情|事宜|情况|疑问)",
            r"(预约|到店|报名|信息|客户)?(登记|预约)(表|单|信息)?",
-           # popularity answers nothing (「热玛吉是我们这里很受欢迎的项目」「很多客户都会选择」)
-           r"[^，,。!?]{0,12}(很|非常|特别|最)(受欢迎|热门|火爆|畅销)的?(项目|产品|款|课程|车型|服务)?",
-           r"很多(客户|顾客|人|朋友)都(会)?(选择|喜欢|买|做)",
+           # popularity answers nothing (「热玛吉是我们这里很受欢迎的项目」「很多客户都会选择」
+           # 「最近很多铲屎官都在订」「这台车性价比很高，最近好多人来问」「one of our most popular
+           # services」), nor does praise of the question or a welcome (「这个问题问得非常好」
+           # 「隐形车衣和镀晶确实是大家最常对比的两个项目」「山野营地欢迎您」)
+           r"[^，,。!?]{0,12}(很|非常|特别|最)?(受欢迎|热门|火爆|畅销)的?(项目|产品|款|课程|车型|服务)?",
+           r"(最近)?(很多|好多|不少)[\u4e00-\u9fff]{0,3}都(会)?(选择|喜欢|买|做|在订|在买|在看|问过"
+           r"|在问)",
+           r"(最近)?(很多|好多|不少)[\u4e00-\u9fff]{0,3}(来)?(问|咨询|关注)",
+           r"[^，,。!?]{0,8}性价比(很|非常|特别|超)?高", r"[^，,。!?]{0,8}欢迎(您|你)",
+           r"[^，,。!?]{0,16}(确实|的确)是[^，,。!?]{0,14}(重点|热门|关键|常见|焦点|首选|话题|项目)",
+           r"(如果|要是)(您|你)?(想|需要)(详细|具体|进一步)?了解",
+           r"[a-z0-9'’ ]{0,60}(oneof)?ourmostpopular[a-z]{0,20}",
            r"(您|你)?(先)?(别|不要|莫)(着急|急|生气|担心)", r"(请|麻烦)?(您|你)?稍等(一下|片刻)?",
            r"(宝子|宝宝|亲爱的|小可爱|家人们?|宝妈|宝爸|家长|美女|帅哥|小姐姐|小哥哥|老铁|大哥|大姐"
            r"|阿姨|叔叔|同学)", r"(hi|hello|hey)(there)?",
@@ -672,7 +705,11 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
     before: list[str] = []
     text = normalize(LABEL.sub("", turn.reply))  # 「【温馨提示】」 answers nothing
     # a form: its blank for the contact asks for it, its other fields answer nothing
-    text = _FIELD.sub("\n", _BLANK.sub(lambda m: _blank_asks(text, m), text))
+    text = _BLANK.sub(lambda m: _blank_asks(text, m), text)
+    text = _EMPTY_FIELD.sub(lambda m: _blank_asks(text, m), text)
+    for table in (_JSON_BLANK, _TABLE_BLANK):  # a template's or a table's: asks it
+        text = table.sub(lambda m: f"\n留{m.group(1)}\n", text)
+    text = _FORM.sub("\n", _FIELD.sub("\n", text))
     for clause in clauses(text):
         hit = unnegated(regex, clause) if regex else None
         if hit is None:
@@ -1034,6 +1071,8 @@ class StatesValue(Compiles):
                               r"\b(we|our(\s+[a-z]+){1,3}|the(\s+[a-z]+){1,3})\s*(will|'ll|’ll)"
                               r"\s+(call|text|"
                               r"email|message|send|contact|get back to)\s+you",
+                              # 「you'll get the floor plan by SMS」
+                              r"\byou('ll|’ll| will) (get|receive)\b",
                               # 「our front desk will hold a room for you」
                               r"\b(we|our(\s+[a-z]+){1,2}|the(\s+[a-z]+){1,2})\s*(will|'ll|’ll)"
                               r"\s+(hold|reserve|book|keep|save)\s+(a|an|the|your|it)\b")

@@ -60,17 +60,25 @@ P = TypeVar("P", bound=BaseModel)
 CONTACT_GIVEN = (r"(?<!\d)(?:\+?86[\s\-]?)?1[3-9](?:[\s\-]?\d){9}(?!\d)",
                  r"(?<![零〇幺一二两三四五六七八九])[一幺][三四五六七八九](?:[\s\-]?[零〇幺一二两三四五六七八九]){9}"
                  r"(?![零〇幺一二两三四五六七八九])",
-                 r"(电话|手机|座机|联系方式|tel|phone|mobile|whatsapp"
-                 r"|(whatsapp|call|text|reach|message)\s+me)(号码|号)?\s*(是|系|係|为|:|：|at|on)?"
+                 r"(电话|手机|座机|联系方式|联系我|打我|tel|phone|mobile|whatsapp"
+                 r"|my (phone |mobile |cell )?number( is)?|(whatsapp|call|text|reach|message)\s+me)"
+                 r"(号码|号)?\s*"
+                 r"(是|系|係|为|:|：|at|on)?"
                  r"\s*(?:\+\d{1,3}[\s\-]?)?(?!1)\d(?:[\s\-]?\d){6,11}(?!\d)",
-                 # dotted in a mobile's groups (「138.2604.7719」)
-                 r"(?<![\d.])1[3-9]\d\.\d{4}\.\d{4}(?![\d.])")
+                 # dotted in a mobile's groups (「138.2604.7719」), a landline after its area
+                 # code (「0755-8666 1234」)
+                 r"(?<![\d.])1[3-9]\d\.\d{4}\.\d{4}(?![\d.])",
+                 r"(?<![\d-])(?<!\d\s)0\d{2,3}[\s\-]\d{3,4}[\s\-]?\d{4}(?!\s?\d)")
 #: a number in the user's words that is not theirs to be reached at: an order's or a ticket's
 #: (「订单号是13805527419」「报修单号是一三九…」), the business's own (「你们门店的电话0755-…」
 #: 「分店個電話」), or one they disown (「…不是我的」「有个170…的号码打给我」)
 _NOT_THEIRS_BEFORE = re.compile(
-    r"((订单|单号|工单|报修单|快递|运单|物流|编号|卡号|账号|会员号|流水|票号|车架号|身份证)"
+    r"((订单|单号|工单|报修单|快递|运单|物流|编号|卡号|账号|会员号|流水|票号|车架号|身份证|券码|优惠码"
+    r"|兑换码|邀请码|取件码|验证码)"
     r"(?![^，,。！？!?\d]{0,6}我的?(手机|电话|号码|号))[^，,。！？!?\d]{0,6}"
+    # someone else's: a colleague's, a friend's, a former tenant's (「这是我同事的电话」「前一个租户
+    # 的电话」; a spouse's given as the contact is the user's: 「我老公电话…打给他就行」)
+    r"|(同事|朋友|闺蜜|邻居|租户|房东|前任|客户)的?(电话|手机|号码)[^，,。！？!?\d]{0,3}"
     # someone else's who left it (「快递员给我留了个号码」)
     r"|(快递员?|骑手|司机|外卖员?|送货员?|师傅|中介|房东|销售|客服)"
     r"(?![^，,。！？!?\d]{0,8}我的?(手机|电话|号码|号))[^，,。！？!?\d]{0,8}(号码|电话|手机)"
@@ -82,6 +90,7 @@ _NOT_THEIRS_BEFORE = re.compile(
 #: (read with ``match`` at the number's end: no ``^``, which would hold at the text's start only)
 _NOT_THEIRS_AFTER = re.compile(r"[^，,。！？!?]{0,8}(不是我|打给我|打来|来电|骗|冒充|打过来)"
                                r"|[,，]\s*(不是我|not mine)")
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u20E3]")
 #: what opens the rest of a number (「后四位 0123」「尾号是 0123」)
 _REST = re.compile(r"^\s*(后(四|4|几|五|5)位|尾号|剩下的|最后(四|4)位)(数字)?\s*(是|为|:|：)?\s*")
 #: the user ends the conversation or refuses
@@ -177,8 +186,10 @@ def user_gave_contact(p: ContactGiven, turn: TurnView) -> str | None:
     regex = compile_any(p.patterns)
     if regex is None:
         return None
-    said = [normalize(h.get("content", "")) for h in turn.history if h.get("role") == "user"]
-    texts = [normalize(turn.input), *reversed(said)]
+    # (emoji between the digits read as nothing: 「138🐶1234🐱5678」「1️⃣3️⃣9️⃣」)
+    said = [_EMOJI.sub("", normalize(h.get("content", "")))
+            for h in turn.history if h.get("role") == "user"]
+    texts = [_EMOJI.sub("", normalize(turn.input)), *reversed(said)]
     for text in texts:
         if (found := _theirs(regex, text)) is not None:
             return found
