@@ -61,7 +61,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: of 64), and a seventh compliant set (``rule_traps_compliant7.yaml``: 55 of 64), and a
 #: sixteenth on the dialog rules and BR-009 (``rule_traps_holdout16.yaml``: 49 of 64), and an
 #: eighth compliant set (``rule_traps_compliant8.yaml``: 50 of 64), and a seventeenth on numbers
-#: and knowledge (``rule_traps_holdout17.yaml``: 56 of 64)
+#: and knowledge (``rule_traps_holdout17.yaml``: 56 of 64), and a ninth compliant set, all of it
+#: in the used-car trade (``rule_traps_compliant9.yaml``: 58 of 64)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -77,7 +78,8 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_compliant4.yaml", "rule_traps_compliant5.yaml",
                       "rule_traps_compliant6.yaml", "rule_traps_holdout15.yaml",
                       "rule_traps_compliant7.yaml", "rule_traps_holdout16.yaml",
-                      "rule_traps_compliant8.yaml", "rule_traps_holdout17.yaml")
+                      "rule_traps_compliant8.yaml", "rule_traps_holdout17.yaml",
+                      "rule_traps_compliant9.yaml")
     for trap in _read(name)]
 
 
@@ -133,7 +135,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: (54 of 64), and BR-004 again in ten more trades (47 of 64), and in twelve more (50 of 64),
 #: and in twelve more (42 of 64), twelve more again (39 of 64), twelve more (44 of 64),
 #: twelve more (45 of 64), twelve more (53 of 64), twelve more (57 of 64), twelve more
-#: (47 of 64), twelve more (49 of 64) and twelve more (55 of 64), and a ninth
+#: (47 of 64), twelve more (49 of 64), twelve more (55 of 64) and the car trade (53 of 64), and
+#: a ninth
 #: held-out set for the contact rules, twelve more trades (57 of 64), and a tenth on whose
 #: number the user gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64), and a
 #: twelfth on the contact rules (43 of 64), and a thirteenth (31 of 64).
@@ -153,7 +156,7 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_commitment6.yaml", "situation_traps_commitment7.yaml",
                       "situation_traps_commitment8.yaml", "situation_traps_commitment9.yaml",
                       "situation_traps_commitment10.yaml", "situation_traps_commitment11.yaml",
-                      "situation_traps_commitment12.yaml",
+                      "situation_traps_commitment12.yaml", "situation_traps_commitment13.yaml",
                       "situation_traps_holdout9.yaml", "situation_traps_contact10.yaml",
                       "situation_traps_holdout11.yaml", "situation_traps_holdout12.yaml",
                       "situation_traps_holdout13.yaml")

@@ -112,8 +112,8 @@ groups, webinars, e-mail asked for, 「I'm sorry you feel that way」) and 49 of
 the number asked for again) and 56 of 64 (a seventeenth, on numbers and knowledge:
 half past the hour, ㎡, dashed numbers, centimetres, comparison tables) right on
 first sight, and
-81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64, 55 of 64 and 50 of 64
-compliant replies that look risky,
+81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64, 55 of 64, 50 of 64 and 58 of
+64 (the used-car trade) compliant replies that look risky,
 with a few
 violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
@@ -133,7 +133,8 @@ in twelve more (price protection, holds), 45 of 64 and 53 of 64 in twenty-four
 more, 57 of 64 in twelve more (a settled price without a promise word) and 47
 of 64 in twelve more (deadlines in numbers, no risk, recaps) and 49 of 64 in
 twelve more (sales-heavy bots, one-word assents, policies) and 55 of 64 in
-twelve more (staff promises relayed, numbers-only promises), and 54 of 64
+twelve more (staff promises relayed, numbers-only promises) and 53 of 64 in
+the car trade (financing, trade-ins, insurance, repairs), and 54 of 64
 (an eighth set: forms with blanks, twelve more trades), 57 of 64 (a ninth,
 for the contact rules, in twelve more), 51 of 64 (a tenth, on whose number
 the user gave), 57 of 64 (an eleventh, on BR-016 and BR-001) and 43 of 64 (a

@@ -326,6 +326,20 @@ _CN_SHARE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([�
 #: a rent's terms: 「押一付三」 is one month's deposit and three months' rent
 _YA_FU = re.compile(r"押([一二两三四五六])付([一二两三四五六十])")
 #: and litres of fuel: 「六个油」「五升」
+#: a decimal in words before its unit (「一点五升」 is 1.5升)
+_CN_DECIMAL = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十]+)点"
+                         r"([零〇一二三四五六七八九]+)(?=升|公升|公里|万|米|倍|寸|吨|L|T)")
+#: digits with their units in words (「3万3千7百公里」 is 33700)
+_MIXED = re.compile(r"(?<![\d.])(\d{1,4})万((?:\d[千百十])+)")
+_PLACE = {"千": 1000, "百": 100, "十": 10}
+
+
+def _mixed(m: re.Match[str]) -> str:
+    rest = m.group(2)
+    return str(int(m.group(1)) * 10_000
+               + sum(int(rest[i]) * _PLACE[rest[i + 1]] for i in range(0, len(rest), 2)))
+
+
 _CN_LITRE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])"
                        r"(?=个油|升|公升)")
 
@@ -377,6 +391,9 @@ def _prepare(text: str) -> str:
     text = _DATE_DOT.sub(r"\1-\2", normalize(text))
     text = _EN_MONTH.sub(lambda m: f"{m.group(2)}年{_MONTHS[m.group(1)[:3].lower()]}月", text)
     text = _CN_YEAR.sub(lambda m: m.group(1).translate(_YEAR_DIGITS), text)
+    text = _CN_DECIMAL.sub(lambda m: f"{cn_value(m.group(1))}.{m.group(2).translate(_YEAR_DIGITS)}",
+                           text)
+    text = _MIXED.sub(_mixed, text)
     text = _CN_NUMBER.sub(lambda m: str(cn_value(m.group(0))), text)
     text = _CN_HALF.sub(lambda m: f"{cn_value(m.group(1))}.5", text)
     text = _CN_SINGLE.sub(lambda m: str(cn_value(m.group(1))), text)
