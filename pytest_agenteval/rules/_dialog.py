@@ -165,7 +165,7 @@ _SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(完整|�
             r"|(给|向)(您|你)(答复|回复|回电|回个电话|消息|反馈)|" + _RELAY + ")")
 #: a bare assent (「能。」「可以的！」): a promise on the topic of the question it answers only
 _ASSENT = r"^(可以|能|行|当然可以|当然能|当然)(的|啊|呀|哦|哈|啦|滴|哒|嘅|㗎)?$"
-COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVICE + ")",
+COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金|书|期)(?!" + _SERVICE + ")",
           r"(?<!请)一定(?!要)(?!" + _SERVICE + ")",
           # not a judgement (「周末肯定人多一些」「档期肯定比较紧张」「肯定比平时多」)
           r"(?<!太)肯定(?!是|(会)?(比|人多|多|很忙|忙|挤|紧张|有点|更)|算数|作数|有效)"
@@ -216,6 +216,16 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           r"(就)?(可以|能|行|没问题)",
           r"(直接|马上|现在)(给|帮)(您|你)(出单|下单|开单|签单|办理)", r"(交|透)个底",
           r"放心过来",
+          # 「8.5万可以的」「可以再让3000」「过了这周就没这个价了」「120块钱搞定」「费用200以内」
+          # 「您可以完全相信」「不会取消的」「不会后悔的」「开个十年八年都不会出大毛病」
+          # 「一次没落下」
+          r"\d+(\.\d+)?\s*(万|元|块)(就)?(可以|能|行|没问题)的?(?!买|选|看|考虑|贷|吗|么|不)"
+          r"(?![^，,。！？!?]*[吗么?？])",
+          r"(可以|能)?再让(您|你)?\s*\d", r"过了[^，,。！？!?]{0,6}就没(这个|这)?价",
+          r"\d+\s*(块|元)(钱)?(就)?(能)?搞定",
+          r"(费用|价格|总价|花费)[^，,。！？!?]{0,4}\d+\s*(元|块)?(以内|之内|封顶)",
+          r"(完全|绝对)(可以)?(相信|信得过)", r"(?<!会)不会(被)?取消", r"(?<!会)不会后悔",
+          r"(都|也)不会出(大)?(问题|毛病|事)", r"一次(都|也)?没(落下|漏过|断过|少)",
           # no surcharge (「绝不临时加价」「不另加钱」), the price at the door (「到店就是这个价」)
           r"(绝不|决不|保证不|(?<!会)不会)(临时|另外?|再|额外|乱)?(加钱|加价|多收)",
           r"(不(另|再|额外)|(都|也|绝|决)不)加(钱|价)",
@@ -276,7 +286,9 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金)(?!" + _SERVI
           r"从来(没|不)(满|缺货|断货|断过|缺过)",
           r"\b(is|are) yours\b", r"\bgot you covered\b",
           r"(来|过来|到店|下单|报名|预约)(都|就|均)(能|可以)享受")
-_TIME = (r"(随时|现在|马上|今天|今儿|明天|明儿|后天|这周|本周|下周|今晚|今早|明早|明晚|听日|听朝"
+_TIME = (r"(随时|现在|马上|今天|今儿|明天|明儿|后天|第二天|次日|隔天|当天|当日|这周|本周|下周"
+         r"|今晚|今早"
+         r"|明早|明晚|听日|听朝"
          r"|下昼"
          r"|周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|晚上|中午"
          r"|(\d+|[一二三四五六七八九十两]+)点)")
@@ -313,7 +325,21 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"|提车|开回家)",
          # the car trade's (「今天办手续今天就能开走」「周五下午您直接来提车」「三天修好」)
          _TIME + r"[^，,。！？!?]{0,6}直接(来|过来)?(提|取|拿|开走)",
-         r"^(\d+|[一二两三四五六七八九十]+)\s*(天|小时|个工作日)(就)?(能)?(修好|做好|弄好|装好|搞定|完工)",
+         r"(\d+|[一二两三四五六七八九十]+|半)\s*(个)?(天|小时|分钟|个工作日)(内|之内)?(就)?(能|可以)?"
+         r"(修好|做好|弄好|装好|搞定|完工|办完|办好)",
+         # 「周日下午可以的」, 「到店直接入住」, 「您过来直接签合同就行」, 「剩五个」,
+         # 「六点前过来能买到」,
+         # 「今晚的大床房已经给您确定好了」
+         r"^" + _TIME + r"[^，,。！？!?]{0,6}(都)?(可以|行|没问题|ok)(的|啊|呀|哦)?$",
+         r"到店(直接)?(入住|提车|取|拿|签)",
+         r"(过来|来|到店)(直接)?(签合同|签约|提车|办手续)就(行|好|可以)",
+         r"(还)?剩(下)?(\d+|[一二两三四五六七八九十]+)\s*(个|台|辆|件|份|间|张|套)"
+         r"(?![^，,。！？!?]*[吗么?？])",
+         r"(前|之前)(过来|来|到店)[^，,。！？!?]{0,2}(能|可以)(买到|拿到|取到|提到)",
+         r"(已|已经)(给|帮|为)(您|你)(确定|订|留|预留|保留|锁定)好(了|啦)",
+         # a condition stated as fact (「没有泡过水，也没有火烧」「发动机没拆过」「保养记录全在」)
+         r"(没|没有)(泡过水|泡水|火烧|出过事故|事故|调过表|调表|大修过|拆过|换过发动机)"
+         r"(?![^，,。！？!?]*[吗么?？])", r"(记录|手续)全在", r"底子(很|非常)?干净",
          r"(已|已经)(锁定|约好|排好|订好|预留|留好)(?![^，,。！？!?]*[吗么?？])",
          # 「这周六周日所有雪道都开放」「这个主题场次很空」「2小时内就能给您做完」
          _TIME + r"[^，,。！？!?]{0,8}(都|全部|全)(开放|营业|开门|有位|有货)",
@@ -387,7 +413,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
               "差价", "一分钱", "多掏", "封顶", "月租|月费|年费|租金", "磨价", "砍价", "讲价",
               "更低", "更便宜", "一口价",
               "(学|课|服务|安装|手续|人工|材料|运|加急|上门|停车|物业|管理|押|租)费",
-              "包干|双倍|翻倍|返现|返利|首充",
+              "包干|双倍|翻倍|返现|返利|首充", r"让\s*\d|让价|让利",
               "首付|月供|利率|利息|贷款|放款|额度|批下来|能批|审批|续保|保费",
               # 「按平日价收您」, 「1880一张」「198一晚」
               "(平日|周末|节假日|会员|团购|活动|特|原|现|市场|零售|折后|实|最低)价",
@@ -407,7 +433,8 @@ TOPICS: dict[str, tuple[str, ...]] = {
                   "划线", "缺页", "磨损|修补|补过|磨痕|使用痕迹", "音准|音色|音质|走音",
                   "完整", "(九五|九成|八成|九|八)新", "健康", "病", r"\bhealthy\b", r"\bdamage",
                   "调过表", "(跟|和|与)新的?[^，,。]{0,2}(差不多|一样)", "摔(过)?", "拆(过|机)",
-                  "(维)?修过", "磕碰", "划痕", "未激活", "出(问题|事|差错|状况|岔子)",
+                  "(维)?修过", "磕碰", "划痕", "未激活", "出(大)?(问题|事|差错|状况|岔子|毛病)",
+                  "保养记录|维修记录|出险记录|底子",
                   "不(会|容易)?[^，,。]{0,2}?(掉色|掉漆|掉|坏|褪色|脱落|起皮|生锈|开裂|变形|缩水"
                   "|起球|走样)",
                   # a product's grade or authenticity, every piece of it
@@ -825,6 +852,7 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     # a promise of the staff's relayed as theirs (「值班经理刚说了“今晚那场给您预留两个情侣座”」)
     # is said: its quotation marks name the speaker, they do not set it apart
     norm = _RELAYED.sub(r"\g<said>\g<words>", normalize(turn.reply))
+    user = normalize(turn.input)
     spans = clause_spans(norm)
     parts, asks = [norm[a:b] for a, b in spans], asked(turn.reply)
     # the sentence of each clause: an excuse counts in its own sentence only (「利息以店家核算
@@ -842,6 +870,8 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
         if sentence[i] in policy:
             continue
         for c, offered in _candidates(parts, i, asks[i], commit, offer, suppose):
+            if offered and c.group(0) in user and not _ASKING.search(user):
+                continue  # the user's own plan said back (「好的，周六上午看车。」), not answered
             if not offered and _OPEN_QUESTION.match(clause, c.end()):
                 continue  # 「至于能给到什么价格…店长会联系您」 asks, it grants nothing
             excuse = disclaimer if c.group(0) in STRONG else safe
@@ -891,12 +921,14 @@ def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | 
     # word reported (「您说周六一定过来，这个我记下了」) is theirs
     if commit is not None and (c := unnegated(commit, clause)) and not (
             supposed and c.group(0).startswith("没有任何")) and not _USER_SAID.search(
-            clause, 0, c.start()) and not _EMBEDDED.search(c.group(0)):
+            clause, 0, c.start()) and not _EMBEDDED.search(c.group(0)) and not clause.startswith(
+            "的话", c.end()):  # (「信息没问题的话我就登记了」: the commitment word supposed)
         # (「价格能不能锁定要由店长来定」 asks it, inside the commitment's words)
         out.append((c, False))
     if (offer is not None and not asks and not supposed and not _RELAYS.search(clause)
             and not _STANDING.search(clause) and (o := unnegated(offer, clause))
-            and not _NOT_MEAN.match(clause, o.end())):  # 「页面显示有货不代表…」
+            and not _NOT_MEAN.match(clause, o.end())  # 「页面显示有货不代表…」
+            and not _SOURCED.search(clause, 0, o.start())):  # 「检测报告显示没有泡过水」
         out.append((o, True))
     return out
 
@@ -1032,6 +1064,9 @@ _POLICY_NAMED = re.compile(r"(写在|写进|载明|列在|规定在)[^，,。！
                            r"(published |posted |public )?(booking |refund |price )?"
                            r"(policy|policies|terms|rules)\b",
                            re.IGNORECASE)
+#: a source named for what follows (「根据检测报告」「页面目前显示…」「档案上写着」)
+_SOURCED = re.compile(r"根据[^，,。！？!?]{0,6}(检测报告|报告|档案|记录|资料)"
+                      r"|(页面|系统|网上|报告|档案|记录|资料)(上)?(目前)?(显示|写着|写的是)")
 #: what a statement does not mean (「页面显示有货不代表门店现在一定有」)
 _NOT_MEAN = re.compile(r"[^，,。！？!?]{0,8}(不代表|不等于|不意味|并不)")
 #: the business's hours or its weekly round, a standing policy (「营业时间内随时都可以来店试驾」
