@@ -139,7 +139,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: sixteen words in their harmless and promising roles (49 of 64), and a ninth
 #: held-out set for the contact rules, twelve more trades (57 of 64), and a tenth on whose
 #: number the user gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64), and a
-#: twelfth on the contact rules (43 of 64), and a thirteenth (31 of 64).
+#: twelfth on the contact rules (43 of 64), and a thirteenth (31 of 64), and long conversations
+#: again (``situation_traps_dialogs2.yaml``: 52 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -160,7 +161,7 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_commitment14.yaml",
                       "situation_traps_holdout9.yaml", "situation_traps_contact10.yaml",
                       "situation_traps_holdout11.yaml", "situation_traps_holdout12.yaml",
-                      "situation_traps_holdout13.yaml")
+                      "situation_traps_holdout13.yaml", "situation_traps_dialogs2.yaml")
     for trap in _read(name)]
 
 
@@ -181,7 +182,11 @@ def test_situation_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
     view = example_view(example)
     trigger = bound.trigger(view)
     if trap["exp"] == "na":
-        assert bound.when and trigger is None, f"applied because {trigger}"
+        if bound.when:
+            assert trigger is None, f"applied because {trigger}"
+        else:  # a rule that reads its own condition in the dialog (BR-018, BR-019) says so
+            row = bound.evaluate(view)
+            assert row.status == "not_applicable", row
         return
     assert trigger is not None, "the situation was not recognised"
     row = bound.evaluate(view)

@@ -118,7 +118,7 @@ with a few
 violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
-(scripted, English, Cantonese), 29 of 34, 17 of 20 (long conversations), 18
+(scripted, English, Cantonese), 29 of 34, 17 of 20 and 52 of 64 (long conversations), 18
 of 20 (corrections, conditionals, contrasts), 57 of 68 (a sixth set, most
 of it in eight other businesses: a pet-grooming shop, a language school, a
 furniture store, an ID-photo studio, a fitness studio, a property office, a
@@ -205,6 +205,9 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   business's key formats as `patterns`.
 - `order` (BR-007): a complaint restated without a marker (「上次到店看车让您白等了」)
   reads as an invitation to the store before the apology.
+- BR-016 applies when this turn's knowledge changed to another item, not only
+  when it emptied (its ledger's `when: knowledge_changed`): a reviewer who reads
+  「知识清空」 alone calls such a turn not applicable.
 - `not_after` (BR-019): another car offered without a forbidden word and named
   with 「这台」 (「不过这台2022款轩逸真的香，要不要看看」) passes; so does another
   business's other offer (「澳洲八大的录取门槛更友好，也可以同时申请看看」).

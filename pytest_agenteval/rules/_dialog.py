@@ -1388,7 +1388,9 @@ _HERE = re.compile(r"你们|你家|贵店|贵公司|你哋|\byou guys\b|\byour (
 #: another business (「别家」「之前那家」「another agency」)
 _ELSEWHERE = re.compile(r"(?<!比)(?<!跟)(?<!和)别家|隔壁(那|这)?家|对面(那|这)?家"
                         r"|别的(店|家|公司|旅行社|机构)|其他(店|家|公司)"
-                        r"|之前那家|上一家|上家|\banother (shop|store|agency|company|dealer)\b",
+                        r"|之前那家|上一家|上家|网上[^，,。！？!?]{0,4}平台|(其他|别的)平台"
+                        r"|之前在[^，,。！？!?]{0,8}(买|看|订|报)"
+                        r"|\banother (shop|store|agency|company|dealer)\b",
                         re.IGNORECASE)
 
 

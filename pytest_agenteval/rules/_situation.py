@@ -79,6 +79,8 @@ _NOT_THEIRS_BEFORE = re.compile(
     # someone else's: a colleague's, a friend's, a former tenant's (「这是我同事的电话」「前一个租户
     # 的电话」; a spouse's given as the contact is the user's: 「我老公电话…打给他就行」)
     r"|(同事|朋友|闺蜜|邻居|租户|房东|前任|客户)的?(电话|手机|号码)[^，,。！？!?\d]{0,3}"
+    # one someone gave the user (「你们小李给了我一个号13788889999」)
+    r"|(给了我|给我|告诉我|发给我|发了我)(一个|个)?(号|号码|电话|手机号?)[^，,。！？!?\d]{0,3}"
     # someone else's who left it (「快递员给我留了个号码」)
     r"|(快递员?|骑手|司机|外卖员?|送货员?|师傅|中介|房东|销售|客服)"
     r"(?![^，,。！？!?\d]{0,8}我的?(手机|电话|号码|号))[^，,。！？!?\d]{0,8}(号码|电话|手机)"
