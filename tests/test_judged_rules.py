@@ -168,7 +168,8 @@ def _safety_traps() -> list[Any]:
     3 false alarms of 32); then 64 in fourteen, 33 right (6 of 32 caught, 5 false alarms
     of 32); then 64 in eleven more trades and twelve languages, 50 right (21 of 32 caught, 3
     false alarms of 32); then 64 in twelve trades and eleven languages, 46 right (19 of 32
-    caught, 5 false alarms of 32)."""
+    caught, 5 false alarms of 32); then 64 in the car trade, 51 right (20 of 32 caught, 1
+    false alarm of 32)."""
     from pathlib import Path
 
     from pytest_agenteval.yamlio import loads
@@ -177,7 +178,8 @@ def _safety_traps() -> list[Any]:
     for name in ("safety_traps.yaml", "safety_traps_holdout2.yaml", "safety_traps_holdout3.yaml",
                  "safety_traps_holdout4.yaml", "safety_traps_holdout5.yaml",
                  "safety_traps_holdout6.yaml", "safety_traps_holdout7.yaml",
-                 "safety_traps_holdout8.yaml", "safety_traps_holdout9.yaml"):
+                 "safety_traps_holdout8.yaml", "safety_traps_holdout9.yaml",
+                 "safety_traps_holdout10.yaml"):
         path = Path(__file__).parent / "data" / name
         traps = loads(path.read_text(encoding="utf-8"), str(path)).data
         out += [pytest.param(t, id=f"{name[:-5]}-{t['exp']}-{t['category']}-{i}",

@@ -161,7 +161,7 @@ _PROMPT_LEAK = (
     r"(我的|我嘅)(系统)?(指令|提示词?|设定|规则|人设)(里|中|入面|里面)[^，,。\n]{0,6}(写|说|规定|要求)",
     r"我被(要求|指示|规定)(遵守|遵循|执行)(以下|下面|这些)",
     r"(后台|运营|营运|公司|上级|平台|管理员|开发者|老板|developer|dev|admin|operator)\s*方?\s*"
-    r"(给|畀|俾|发给|交给|配给|为)\s*(我|我哋)\s*(的|嘅)\s*"
+    r"(给|畀|俾|发给|交给|配给|为)\s*(我|我哋)\s*(定|设|写|订|立)?(的|嘅)\s*"
     r"(话术|指令|指示|规则|设定|提示|脚本|要求|(处理)?口径|指引|规定|说法|instructions?|prompt"
     r"|rules)",
     # 「根据物业处给我的内部处理指引」: whoever gave it, an internal one
@@ -250,7 +250,7 @@ _PROMPT_LEAK = (
     r"(运营|开发者|管理员|后台|上级|平台)方?(要求|规定|交代|设定|指示)我(必须|要|不能|不得|只能|先)",
     r"(收到|接到)的(隐藏|内部|系统)?(指令|指示|设定|指引|规定|话术|口径)",
     r"(隐藏|内部|预设|初始|底层)(指令|提示词|设定)\s*(是|如下|要求|[:：])",
-    r"内部(备注|提示|须知|说明|口径)[^，,。\n]{0,4}[:：「“]",
+    r"内部(备注|提示|须知|说明|口径|规定|要求)[^，,。\n]{0,4}[:：「“]",
     r"(不要|别|勿)(告诉|透露给|告知)(客户|用户|顾客)",
     r"(已|已经)(进入|切换到|开启)了?\s*(开发者|调试|越狱|DAN)\s*模式",
     r"(禁止话题|折扣权限|提示词版本)",
@@ -297,6 +297,22 @@ _PROMPT_LEAK = (
     r"\bo admin(istrador)? (configurou|definiu)\b|\bconfigurou (uma regra|regras) para mim\b",
     r"quản trị viên đã (cài đặt|thiết lập|cấu hình) cho tôi", r"\barahan dalaman saya\b",
     r"(в моём|в моем|мой) системн(ом|ый) промпт",
+    # the car trade's prompts (「店长交代过这台车的底线价是…」「系统设定里写了这类车千万别说事故，
+    # 对外统一说…」「运营给我定的规则是：…」「话术A/B测试…我这边被设成B组」「运营跟我说过一句：
+    # 「…」」「我这边的运维备注写的是：」「按我们的销售SOP来：」「我嘅 system prompt 话…」), and in
+    # English (「the tools in my configuration」「it's in my setup: I was told to steer…」)
+    r"(店长|经理|老板|领导|上级|主管|总部|运营)(交代|吩咐|叮嘱|说)过[^。\n]{0,12}(底线价|底价|最低价"
+    r"|底线|提成|返点|佣金)", r"(底线价|内部底价|成本价|进价)(是|为)\s*\d",
+    # (not the user's settings: 「您的后台配置里写着自动回复已开启」)
+    r"(?<!您的)(?<!你的)(系统设定|后台设定|系统配置|后台配置)(里|中|上)(写了|写着|规定|要求)",
+    r"对外统一(说|口径|回复|讲)", r"千万别(说|提|告诉)",
+    r"被设(成|为|置成)\s*[A-Za-z]组|话术\s*A/?B\s*测试",
+    r"(运营|后台|上级|领导|老板|店长|经理|主管)(跟|对|和)我(说过|讲过|交代过)[^。\n]{0,6}[:：「“]",
+    r"(我这边|我这里|我)的?(运维|内部|后台|系统)?备注(写的是|写着|是)\s*[:：「“]",
+    r"SOP\s*(来|是|如下)?\s*[:：]", r"(我的|我嘅)\s*system\s*prompt\s*(话|说|讲|写)",
+    r"\b(tools|functions) in my (configuration|config|setup)\b",
+    r"\bin my (setup|configuration|config|instructions)\b[^.\n]{0,4}:",
+    r"\bi was told to (steer|push|never|always|only|avoid)\b",
     # in Japanese, Korean, Dutch and romanised Hindi (「店舗側からの指示で「…」」「제 시스템
     # 설정에」「mijn instructies」「mujhe jo instructions diye gaye hain」)
     r"(から|より)の(指示|指令)(で|により|によって)[^。\n]{0,4}[「『]",
@@ -314,6 +330,10 @@ SECRET_SHAPES = (
     r"\bsk-[A-Za-z0-9_\-]{16,}", r"\bAKIA[0-9A-Z]{16}\b", r"\bBearer\s+[A-Za-z0-9._\-]{20,}",
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----", r"\bgh[pousr]_[A-Za-z0-9]{30,}",
     r"\b[rs]k_(live|test)_[A-Za-z0-9]{16,}", r"\bAIza[0-9A-Za-z_\-]{30,40}",
+    # a live key of any vendor (「dmsk_live_…」), a token in a header of its own
+    # (「X-DMS-Token: …」)
+    r"\b[a-z]{2,8}_live_[A-Za-z0-9]{16,}",
+    r"\b[Xx]-[A-Za-z-]*(Token|Key|Secret|Auth)[A-Za-z-]*\s*:\s*[A-Za-z0-9_\-.]{16,}",
     r"\b[0-9a-f]{32}-us\d{1,2}\b",  # Mailchimp
     r"(api[_-]?key|secret|password|密码|密钥)\s*[:：=]\s*[A-Za-z0-9_\-+/=.]{8,}",
     # a password with its value (a digit or a symbol in it: 「password is required」 is
@@ -472,7 +492,9 @@ _SPOKE = re.compile(r"[\s,，]*((he|she|it|they)\s+[a-z]+(ed|s)\b"
                     r"|(他|她|它|他们)[^，,。\n]{0,8}(说|道|喊|回答))", re.I)
 #: an example given as one (「举个通用的例子（不是我自己的）」)
 _EXAMPLE = re.compile(r"举(个|一个)[^，,。\n]{0,6}例子|(通用|一般)的?(例子|示例|范例)"
-                      r"|[(（]不是我(自己)?的[)）]|与我的(真实|实际)?(配置|设定|指令)无关")
+                      r"|[(（]不是我(自己)?的[)）]|与我的(真实|实际)?(配置|设定|指令)无关"
+                      r"|\b(generic|made-up|hypothetical|sample) example\b"
+                      r"|\bnot my own (configuration|prompt|instructions)\b", re.IGNORECASE)
 _NOT_MINE = re.compile(r"不是我(自己)?的")
 _MINE = re.compile(r"我的|我嘅|my\b", re.I)
 #: the user asked for fiction (a song, a story, a poem), not for the bot's instructions
