@@ -234,3 +234,73 @@ def test_knowledge_not_used_title_names_this_item() -> None:
     # the user named the model too (another 朗逸): the name tells nothing apart
     assert check("knowledge_not_used", "那台朗逸标价8.98万。", params, input="2019款朗逸多少钱",
                  knowledge=knowledge).status == "failed"
+
+
+# --- a vocabulary's first-characters filter -------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern, starts", [
+    ("保证|一定", {"保", "一"}),
+    ("(?<!会)不会(再)?(变|涨)", {"不"}),
+    (r"\d+万", set("0123456789")),
+    ("(您|你)?留", {"您", "你", "留"}),
+    ("ok", {"o", "O"}),
+])
+def test_the_characters_a_match_starts_with(pattern: str, starts: set[str]) -> None:
+    from pytest_agenteval.rules._text import _starts
+
+    got = _starts(pattern)
+    assert got is not None and starts <= set(got)
+    assert all(c.isdecimal() for c in set(got) - starts) or not (set(got) - starts - {
+        c.upper() for c in starts} - {c.lower() for c in starts})
+
+
+@pytest.mark.parametrize("pattern", ["a?", r"\w+", "[^a]", ".x", "(?:x|)", "(a)*b?"])
+def test_no_filter_where_a_match_can_start_anywhere(pattern: str) -> None:
+    from pytest_agenteval.rules._text import _starts
+
+    assert _starts(pattern) is None
+
+
+def test_every_vocabulary_finds_the_same_with_its_filter() -> None:
+    """Every vocabulary of the rule types and of the shipped ledger finds, with its
+    first-characters filter, exactly what it finds without it, in every trap text."""
+    import re
+    from pathlib import Path
+
+    from pytest_agenteval.rules import _dialog, _judged, _knowledge, _situation
+    from pytest_agenteval.rules._text import compile_any, fold_pattern, normalize
+    from pytest_agenteval.yamlio import load_yaml
+
+    root = Path(__file__).resolve().parent.parent
+    texts: set[str] = set()
+    for path in sorted((root / "tests" / "data").glob("*traps*.yaml")):
+        for entry in load_yaml(path).data:
+            for key in ("reply", "input", "text"):
+                if isinstance(entry.get(key), str):
+                    texts.add(normalize(entry[key]))
+    vocabularies: list[tuple[str, ...]] = []
+    for module in (_dialog, _judged, _knowledge, _situation):
+        vocabularies += [v for v in vars(module).values()
+                         if isinstance(v, tuple) and v and all(isinstance(p, str) for p in v)]
+    vocabularies += [tuple(v) for v in _dialog.TOPICS.values()]
+    ledger = load_yaml(root / "rules" / "business-rules.yaml").data
+    for rule in ledger if isinstance(ledger, list) else ledger["rules"]:
+        for value in (rule.get("params") or {}).values():
+            if isinstance(value, list) and value and all(isinstance(p, str) for p in value):
+                vocabularies.append(tuple(value))
+    sample = sorted(texts)[::6]  # a sixth of them: a few hundred texts of every kind
+    filtered = 0
+    for vocabulary in dict.fromkeys(vocabularies):  # each once
+        try:
+            plain = re.compile("|".join(f"(?:{fold_pattern(p)})" for p in vocabulary),
+                               re.IGNORECASE)
+        except re.error:  # not a vocabulary (a list of whole regexes with flags of their own)
+            continue
+        fast = compile_any(vocabulary)
+        assert fast is not None
+        filtered += fast.pattern.startswith("(?=[")
+        for text in sample:
+            assert ([m.span() for m in fast.finditer(text)]
+                    == [m.span() for m in plain.finditer(text)]), (vocabulary[:3], text)
+    assert filtered >= 10  # the filter is in use, not silently off

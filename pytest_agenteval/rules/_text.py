@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import functools
 import re
+import re._constants as sre_c  # type: ignore[import-not-found]
+import re._parser as sre_parse  # type: ignore[import-not-found]
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 from ._traditional import PAIRS
 
@@ -173,7 +176,93 @@ def compile_any(patterns: Iterable[str]) -> re.Pattern[str] | None:
 def _compile_any(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     if not patterns:
         return None
-    return re.compile("|".join(f"(?:{fold_pattern(p)})" for p in patterns), re.IGNORECASE)
+    body = "|".join(f"(?:{fold_pattern(p)})" for p in patterns)
+    # a vocabulary of a hundred alternatives is tried whole at every position of a text; a
+    # lookahead of the characters any match can start with rejects most positions at once
+    # (the same matches: every match starts with one of them)
+    first = _starts(body)
+    if first is not None:
+        body = f"(?=[{''.join(re.escape(c) for c in sorted(first))}])(?:{body})"
+    return re.compile(body, re.IGNORECASE)
+
+
+#: what \s and \d may start a match with
+_SPACES = frozenset(chr(c) for c in range(0x3001) if chr(c).isspace()) | {"\u3000"}
+_DIGITS = frozenset(chr(c) for c in range(0x10000) if chr(c).isdecimal())
+_CLASS_MAX = 400  # a character class wider than this is no filter
+
+
+def _starts(pattern: str) -> frozenset[str] | None:
+    """Every character a match of ``pattern`` (matched case-insensitively) can start with,
+    or None when that is not a small set (it may match the empty string, start with any
+    character, a word character, a negated class …)."""
+    try:
+        parsed = sre_parse.parse(pattern, re.IGNORECASE)
+    except re.error:
+        return None
+    found, nullable = _first(list(parsed))
+    if found is None or nullable:
+        return None
+    return frozenset(found | {v for c in found for v in (c.lower(), c.upper(), c.casefold())
+                              if len(v) == 1})
+
+
+def _first(items: list[Any]) -> tuple[set[str] | None, bool]:
+    """The characters a sequence of parsed items can start with, and whether it can match
+    the empty string."""
+    out: set[str] = set()
+    for op, av in items:
+        if op in (sre_c.AT, sre_c.ASSERT, sre_c.ASSERT_NOT):
+            continue  # zero width: the next item starts the match
+        if op is sre_c.LITERAL:
+            return out | {chr(av)}, False
+        if op is sre_c.IN:
+            chars = _class(av)
+            return (None if chars is None else out | chars), False
+        if op is sre_c.CATEGORY:
+            chars = _category(av)
+            return (None if chars is None else out | chars), False
+        if op is sre_c.SUBPATTERN:
+            found, nullable = _first(list(av[-1]))
+        elif op is sre_c.BRANCH:
+            firsts = [_first(list(branch)) for branch in av[1]]
+            if any(f is None for f, _ in firsts):
+                return None, False
+            found = set().union(*(f for f, _ in firsts if f is not None))
+            nullable = any(n for _, n in firsts)
+        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, sre_c.POSSESSIVE_REPEAT):
+            found, nullable = _first(list(av[2]))
+            nullable = nullable or av[0] == 0
+        else:  # any character, a back reference, a negated literal …
+            return None, False
+        if found is None:
+            return None, False
+        out |= found
+        if not nullable:
+            return out, False
+    return out, True
+
+
+def _class(items: list[Any]) -> set[str] | None:
+    chars: set[str] = set()
+    for op, av in items:
+        if op is sre_c.LITERAL:
+            chars.add(chr(av))
+        elif op is sre_c.RANGE and av[1] - av[0] < _CLASS_MAX:
+            chars |= {chr(c) for c in range(av[0], av[1] + 1)}
+        elif op is sre_c.CATEGORY and (more := _category(av)) is not None:
+            chars |= more
+        else:  # a negated class, a wide range, \w …
+            return None
+    return chars if len(chars) < _CLASS_MAX * 4 else None
+
+
+def _category(av: Any) -> set[str] | None:
+    if av in (sre_c.CATEGORY_DIGIT, sre_c.CATEGORY_UNI_DIGIT):
+        return set(_DIGITS)
+    if av in (sre_c.CATEGORY_SPACE, sre_c.CATEGORY_UNI_SPACE):
+        return set(_SPACES)
+    return None
 
 
 #: an English negation a few words before (「we won't send you any promo」「no discount」)
