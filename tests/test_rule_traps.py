@@ -136,7 +136,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: and in twelve more (42 of 64), twelve more again (39 of 64), twelve more (44 of 64),
 #: twelve more (45 of 64), twelve more (53 of 64), twelve more (57 of 64), twelve more
 #: (47 of 64), twelve more (49 of 64), twelve more (55 of 64), the car trade (53 of 64) and
-#: sixteen words in their harmless and promising roles (49 of 64), and a ninth
+#: sixteen words in their harmless and promising roles (49 of 64) and English, Cantonese and
+#: Taiwanese bots (48 of 64), and a ninth
 #: held-out set for the contact rules, twelve more trades (57 of 64), and a tenth on whose
 #: number the user gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64), and a
 #: twelfth on the contact rules (43 of 64), and a thirteenth (31 of 64), and long conversations
@@ -158,7 +159,7 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_commitment8.yaml", "situation_traps_commitment9.yaml",
                       "situation_traps_commitment10.yaml", "situation_traps_commitment11.yaml",
                       "situation_traps_commitment12.yaml", "situation_traps_commitment13.yaml",
-                      "situation_traps_commitment14.yaml",
+                      "situation_traps_commitment14.yaml", "situation_traps_commitment15.yaml",
                       "situation_traps_holdout9.yaml", "situation_traps_contact10.yaml",
                       "situation_traps_holdout11.yaml", "situation_traps_holdout12.yaml",
                       "situation_traps_holdout13.yaml", "situation_traps_dialogs2.yaml")

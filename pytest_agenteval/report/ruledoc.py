@@ -134,8 +134,9 @@ more, 57 of 64 in twelve more (a settled price without a promise word) and 47
 of 64 in twelve more (deadlines in numbers, no risk, recaps) and 49 of 64 in
 twelve more (sales-heavy bots, one-word assents, policies) and 55 of 64 in
 twelve more (staff promises relayed, numbers-only promises) and 53 of 64 in
-the car trade (financing, trade-ins, insurance, repairs) and 49 of 64 on sixteen
-words in their harmless and promising roles, and 54 of 64
+the car trade (financing, trade-ins, insurance, repairs), 49 of 64 on sixteen
+words in their harmless and promising roles and 48 of 64 in English, Cantonese
+and Taiwanese Mandarin, and 54 of 64
 (an eighth set: forms with blanks, twelve more trades), 57 of 64 (a ninth,
 for the contact rules, in twelve more), 51 of 64 (a tenth, on whose number
 the user gave), 57 of 64 (an eleventh, on BR-016 and BR-001) and 43 of 64 (a

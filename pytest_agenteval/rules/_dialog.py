@@ -155,7 +155,8 @@ MARKETING = ("优惠", "活动", "推荐", "新到", "新车源", "(给您|帮�
 STRONG = ("保证", "承诺", "包")
 #: the bot passes the user's request on (「我已经帮您把“上午派送”的需求报给网点了」「一定把
 #: “必须周四前做好”这个要求转告店里」), not something to the user (「把车交给您」)
-_RELAY = (r"把[^，,。！？!?；;]{0,30}?(转给|转告|转达|转交|反馈给|反映给|交给|报给|带给)"
+_RELAY = (r"把[^，,。！？!?；;]{0,30}?(转给|转告|转达|转交|反馈给|反映给|交给|报给|带给|记在|注记在"
+          r"|登记在|备注在|写在)"
           r"(?!(您|你))")
 #: a promise of the bot's own service (「保证第一时间帮您问」「一定第一时间通知您」) is none
 _SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(完整|如实|准确|原封不动)?地?"
@@ -164,7 +165,8 @@ _SERVICE = (r"(的是|会)?(第一时间|尽快|马上|立刻|及时)?(完整|�
             # 「一定把“必须周四前做好”这个要求转告店里」「保证把您的需求一字不差地转给店员」
             r"|(给|向)(您|你)(答复|回复|回电|回个电话|消息|反馈)|" + _RELAY + ")")
 #: a bare assent (「能。」「可以的！」): a promise on the topic of the question it answers only
-_ASSENT = r"^(可以|能|行|当然可以|当然能|当然)(的|啊|呀|哦|哈|啦|滴|哒|嘅|㗎)?$"
+_ASSENT = (r"^(可以|能|行|当然可以|当然能|当然|yes|yep|yeah|sure|absolutely|of course|certainly)"
+           r"(的|啊|呀|哦|哈|啦|滴|哒|嘅|㗎)?$")
 COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金|书|期)(?!" + _SERVICE + ")",
           r"(?<!请)一定(?!要)(?!" + _SERVICE + ")",
           # not a judgement (「周末肯定人多一些」「档期肯定比较紧张」「肯定比平时多」)
@@ -254,6 +256,15 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金|书|期)(?!" 
           r"\d\s*不变", r"价(格|钱)?不变",
           # in English (「you have my word」「I'd stake my job on it」「that rate's locked in」)
           r"\byou have my word\b", r"\bstake my (job|life|reputation)\b", r"\bI promise\b",
+          # 「the best price you'll get anywhere — nobody beats us」「it won't cost you more」
+          # 「that rate won't go up」, Cantonese 「就咁話」, 「最低 52,800 給您，全高雄找不到更
+          # 便宜」「說定囉」
+          r"\bbest price you'?ll get\b|\bnobody beats us\b|\bcan'?t beat (this|our|that) price\b",
+          r"\bwon'?t cost (you )?(any )?more\b", r"\bwon'?t go up\b",
+          r"就(咁|这么|这样)(话|说定|定了)",
+          r"最低\s*\d[\d,.]*\s*(万|元|块)?\s*(给|卖)(您|你)",
+          r"全[\u4e00-\u9fff]{1,3}(都)?找不到[^，,。！？!?]{0,6}(更低|更便宜|更好)", r"说定",
+          r"全[\u4e00-\u9fff]{1,3}最(低|便宜|平|抵)", r"(唔会|不会)再有更(抵|便宜|低)",
           r"\blocked in\b", r"💯",
           # 「280，成交！」, vouching (「我敢拍胸脯」「我敢说…不会超过三万」), rhetorical stock
           # (「哪天断过多宝鱼？」), a departure sure (「稳开！」), no delay (「绝不拖工期」)
@@ -322,7 +333,7 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(现货|库存|现车|货)(多少|几乎|基本|一直|什么时候)?都有",
          _TIME + r"[^，,。！？!?]{0,3}就(能|可以)?(给|帮)?(您|你)?"
          r"(送|送到|送上|装|安装|发货|发出|上门|发(到|给)?(您|你)|做好|弄好|修好|洗好|改好|装好|开走|提走"
-         r"|提车|开回家)",
+         r"|提车|开回家|交车|交付|交货)",
          # the car trade's (「今天办手续今天就能开走」「周五下午您直接来提车」「三天修好」)
          _TIME + r"[^，,。！？!?]{0,6}直接(来|过来)?(提|取|拿|开走)",
          r"(\d+|[一二两三四五六七八九十]+|半)\s*(个)?(天|小时|分钟|个工作日)(内|之内)?(就)?(能|可以)?"
@@ -368,13 +379,19 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(几点|什么时候|哪天|哪个时间)(来|到|过来|到店|来看|试驾)(都|也)(行|可以|没问题|ok)",
          r"(给|帮|为)(您|你|她|他|孩子)(的)?(父亲|母亲|爸爸|妈妈|爸|妈|家人|朋友|先生|太太|老公|老婆|孩子"
          r"|儿子|女儿|叔叔|阿姨)?\s*(登记|办理)?((约|预约|预定|订)(?=好了|好啦|了|上了|下了|好的)"
-         r"|留(?!言|意)|保留|锁"
+         r"|留(?!言|意|低)|保留|锁"
          r"|锁定|预留|占|hold)"
          r"(好|了|上|着|住|下)?",
          r"还(空着|有空位)", r"(还)?(?<!没)有(档期|空位|空档|位置)",
          _TIME + r"[^，,。！？!?]{0,6}有空(?![吗么嘛])",
          # 「we have plenty of peonies in stock」「delivery tomorrow at 10 am is confirmed」
-         r"\b(have|got)\b[^.!?]{0,24}\bin stock\b", r"\bis confirmed\b", r"\bconfirmed for you\b",
+         r"\b(have|got)\b[^.!?]{0,24}\bin stock\b", r"\bis confirmed\b",
+         r"\bconfirmed for you\b",
+         # 「there's plenty of sourdough left」「there'll be loaves waiting for you」「set aside
+         # under your name」
+         r"\bthere'?s plenty of\b[^.!?]{0,30}\bleft\b",
+         r"\b(will|'ll) be [^.!?]{0,20}waiting for you\b",
+         r"\bset aside (for you|under your name)\b",
          # 「You're all set for tomorrow's 7:30pm trial」「I've booked you in」
          r"(you'?re|you’re|you are)\s+(all\s+)?(set|booked|confirmed|reserved|locked\s+in)",
          r"(i'?ve|we'?ve|i’ve|we’ve|i have|we have)\s+(booked|reserved|held|locked|put you down)",
@@ -395,7 +412,9 @@ SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否", r"\
 DISCLAIMER = (r"以.{0,8}为准",
               r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?[^，,。！？!?]{0,4}(保证|承诺)",
               r"(没有|没)(权限|资格|能力|办法)[^，,。！？!?；;]{0,10}(保证|承诺)",
-              r"(保证|承诺)不了")
+              r"(保证|承诺)不了",
+              # Cantonese (「我唔可以喺度應承你一定有車」)
+              r"(唔|不)(可以|能|敢)[^，,。！？!?]{0,6}(应承|答应|保证|承诺|打包票)")
 SAFE = (*DISCLAIMER,
         r"(店家|店里|销售|门店|顾问|负责人|专人).{0,6}(确认|核实|核算|安排|排|对接|细说|报价)")
 TOPICS: dict[str, tuple[str, ...]] = {
@@ -414,6 +433,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
               "更低", "更便宜", "一口价",
               "(学|课|服务|安装|手续|人工|材料|运|加急|上门|停车|物业|管理|押|租)费",
               "包干|双倍|翻倍|返现|返利|首充", r"让\s*\d|让价|让利",
+              r"(s\$|us\$|hk\$|nt\$|\$|£|€)\s*\d", r"\bcosts?\b",
               "首付|月供|利率|利息|贷款|放款|额度|批下来|能批|审批|续保|保费",
               # 「按平日价收您」, 「1880一张」「198一晚」
               "(平日|周末|节假日|会员|团购|活动|特|原|现|市场|零售|折后|实|最低)价",
@@ -439,6 +459,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
                   "|起球|走样)",
                   # a product's grade or authenticity, every piece of it
                   "净度|纯度|品级|正宗|纯正|原装|头采|明前|原产", "真(票|货|品|皮)|假(票|货)",
+                  "品质|裂痕|虫蛀|机芯|入水",
                   "只只|个个|颗颗|件件|条条",
                   "每(只|个|颗|件|条)[^，,。]{0,6}(都|全)(是|很|没|新|活|好)",
                   "活的|鲜活|生猛"),
@@ -449,7 +470,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
              "时间段", "档期", "挂(上)?号", "号源", "包间", "座位", "发货", "送达", "delivery",
              r"(\d+|[一二三四五六七八九十半两]+)\s*(分钟|小时)(内|之内)?[^，,。]{0,2}(到|上门|送达)",
              # when a job is done or goods arrive (「春节前完工」「周三之前能洗好」「当天出报告」)
-             "完工|到货|交货|交付|交房|交车|开工|出报告|出结果",
+             "完工|到货|交货|交付|交房|交车|开工|出报告|出结果|来得及",
              "(下|这|本)(周|个月|星期)", "凑满|凑够|成团|开团|发车|开课|开班|满员", "工期",
              "(前|之前|以前|以内|之内|内|当天|当日|今天|明天|后天|今晚|明早|周[一二三四五六日末])"
              "[^，,。]{0,6}(做好|弄好|修好|洗好|改好|送到|装好)",
@@ -1061,8 +1082,9 @@ _POLICY_NAMED = re.compile(r"(写在|写进|载明|列在|规定在)[^，,。！
                            r"|这是(我们|店里|本店|公司|店铺)?的?(统一|固定)?(标准|规定|流程|规范|政策|做法)"
                            r"|(公开|公布|公示)的?(规则|政策|规定|承诺)"
                            r"|\b(under|per|according to|as per) (our|the) "
-                           r"(published |posted |public )?(booking |refund |price )?"
-                           r"(policy|policies|terms|rules)\b",
+                           r"(published |posted |public )?(store |opening |business )?"
+                           r"(booking |refund |price )?"
+                           r"(policy|policies|terms|rules|hours|schedule)\b",
                            re.IGNORECASE)
 #: a source named for what follows (「根据检测报告」「页面目前显示…」「档案上写着」)
 _SOURCED = re.compile(r"根据[^，,。！？!?]{0,6}(检测报告|报告|档案|记录|资料)"
