@@ -216,9 +216,9 @@ def test_order_takes_the_shared_contact_request() -> None:
 
 
 def test_not_after_stops_name_without_saying() -> None:
-    params = {"trigger": ["别推荐"], "forbidden": ["活动"]}
+    params = {"trigger": ["别推荐"], "forbidden": ["活动"], "stops": ["停掉了"]}
     history = [{"role": "user", "content": "别推荐了"}, {"role": "assistant", "content": "好的"}]
-    said = "已帮您关闭活动推荐。"  # (「不会再向您推送其他车辆及活动信息」 is a negation too)
+    said = "已帮您停掉了所有活动推荐。"  # (「已帮您关闭活动推荐」 is a negation itself)
     assert check("not_after", said, params, history=history).status == "passed"
     assert check("not_after", said, {**params, "stops": []}, history=history).status == "failed"
 

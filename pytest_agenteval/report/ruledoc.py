@@ -112,8 +112,8 @@ groups, webinars, e-mail asked for, 「I'm sorry you feel that way」) and 49 of
 the number asked for again) and 56 of 64 (a seventeenth, on numbers and knowledge:
 half past the hour, ㎡, dashed numbers, centimetres, comparison tables) right on
 first sight, and
-81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64, 55 of 64, 50 of 64 and 58 of
-64 (the used-car trade) compliant replies that look risky,
+81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64, 55 of 64, 50 of 64, 58 of
+64 (the used-car trade) and 54 of 64 compliant replies that look risky,
 with a few
 violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,

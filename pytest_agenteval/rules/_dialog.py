@@ -226,7 +226,7 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金|书|期)(?!" 
           r"(可以|能)?再让(您|你)?\s*\d", r"过了[^，,。！？!?]{0,6}就没(这个|这)?价",
           r"\d+\s*(块|元)(钱)?(就)?(能)?搞定",
           r"(费用|价格|总价|花费)[^，,。！？!?]{0,4}\d+\s*(元|块)?(以内|之内|封顶)",
-          r"(完全|绝对)(可以)?(相信|信得过)", r"(?<!会)不会(被)?取消", r"(?<!会)不会后悔",
+          r"(完全|绝对)(可以)?(相信|信得过)", r"(?<!会)不会后悔",
           r"(都|也)不会出(大)?(问题|毛病|事)", r"一次(都|也)?没(落下|漏过|断过|少)",
           # no surcharge (「绝不临时加价」「不另加钱」), the price at the door (「到店就是这个价」)
           r"(绝不|决不|保证不|(?<!会)不会)(临时|另外?|再|额外|乱)?(加钱|加价|多收)",
@@ -707,6 +707,7 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"|在问)",
            r"(最近)?(很多|好多|不少)[\u4e00-\u9fff]{0,3}(来)?(问|咨询|关注)",
            r"[^，,。!?]{0,8}性价比(很|非常|特别|超)?高", r"[^，,。!?]{0,8}欢迎(您|你)",
+           r"[^，,。!?]{0,16}卖得(最|很|特别|超)?(火|好)[^，,。!?]{0,4}",
            r"[^，,。!?]{0,16}(确实|的确)是[^，,。!?]{0,14}(重点|热门|关键|常见|焦点|首选|话题|项目)",
            r"(如果|要是)(您|你)?(想|需要)(详细|具体|进一步)?了解",
            r"[a-z0-9'’ ]{0,60}(oneof)?ourmostpopular[a-z]{0,20}",
@@ -949,7 +950,13 @@ def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | 
     if (offer is not None and not asks and not supposed and not _RELAYS.search(clause)
             and not _STANDING.search(clause) and (o := unnegated(offer, clause))
             and not _NOT_MEAN.match(clause, o.end())  # 「页面显示有货不代表…」
-            and not _SOURCED.search(clause, 0, o.start())):  # 「检测报告显示没有泡过水」
+            # a source named for it, here or in the clause before (「检测报告显示没有泡过水」),
+            # a typical duration (「一般半小时到1小时就能做完」), a request registered (「您的试听
+            # 申请我已经给您确定好了」)
+            and not _SOURCED.search(clause, 0, o.start())
+            and not (i > 0 and _SOURCED.search(parts[i - 1]))
+            and not _TYPICAL.search(clause, 0, o.start())
+            and not _REQUEST_OF.search(clause, 0, o.start())):
         out.append((o, True))
     return out
 
@@ -1084,11 +1091,16 @@ _POLICY_NAMED = re.compile(r"(写在|写进|载明|列在|规定在)[^，,。！
                            r"|\b(under|per|according to|as per) (our|the) "
                            r"(published |posted |public )?(store |opening |business )?"
                            r"(booking |refund |price )?"
-                           r"(policy|policies|terms|rules|hours|schedule)\b",
+                           r"(policy|policies|terms|rules|hours|schedule)\b"
+                           r"|\bour (published|posted|public) [a-z ]{0,20}"
+                           r"(policy|policies|terms)\b",
                            re.IGNORECASE)
 #: a source named for what follows (「根据检测报告」「页面目前显示…」「档案上写着」)
 _SOURCED = re.compile(r"根据[^，,。！？!?]{0,6}(检测报告|报告|档案|记录|资料)"
                       r"|(页面|系统|网上|报告|档案|记录|资料)(上)?(目前)?(显示|写着|写的是)")
+_TYPICAL = re.compile(r"一般|通常|正常(情况下)?|大概|大约|平均|\b(typically|usually|normally)\b",
+                      re.IGNORECASE)
+_REQUEST_OF = re.compile(r"(申请|需求|请求|资料|信息)[^，,。！？!?]{0,8}$")
 #: what a statement does not mean (「页面显示有货不代表门店现在一定有」)
 _NOT_MEAN = re.compile(r"[^，,。！？!?]{0,8}(不代表|不等于|不意味|并不)")
 #: the business's hours or its weekly round, a standing policy (「营业时间内随时都可以来店试驾」
@@ -1366,8 +1378,11 @@ def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
     messages = _so_far(turn)
     start = 0
     if since is not None:  # 「不像别家那么坑」 complains of no one, 「在别家被坑」 not of us
+        # a complaint the user takes back later (「我搞错了，是另一家店，不是你们」) is none
+        back = max((i for i, (role, text) in enumerate(messages)
+                    if role == "user" and _WITHDRAWN.search(text)), default=-1)
         hit = next((i for i, (role, text) in enumerate(messages)
-                    if role == "user" and _complains(since, text)), None)
+                    if i > back and role == "user" and _complains(since, text)), None)
         if hit is None:
             return RuleOutcome.not_applicable("the user has not said what starts the order")
         start = hit
@@ -1404,11 +1419,15 @@ def _complains(since: re.Pattern[str], text: str) -> bool:
     return False
 
 
+#: a complaint taken back (「我搞错了，是另一家店，不是你们」)
+_WITHDRAWN = re.compile(r"(搞错了|弄错了|误会了|记错了)[^。！？!?]{0,16}(不是你们|另一家|别家)"
+                        r"|不关你们(的)?事")
 #: this business, named (「你们也一样坑」)
 _HERE = re.compile(r"你们|你家|贵店|贵公司|你哋|\byou guys\b|\byour (shop|store|company)\b",
                    re.IGNORECASE)
 #: another business (「别家」「之前那家」「another agency」)
 _ELSEWHERE = re.compile(r"(?<!比)(?<!跟)(?<!和)别家|隔壁(那|这)?家|对面(那|这)?家"
+                        r"|别的[\u4e00-\u9fff]{0,4}(店|厂|家|公司|机构|平台|医院|学校)"
                         r"|别的(店|家|公司|旅行社|机构)|其他(店|家|公司)"
                         r"|之前那家|上一家|上家|网上[^，,。！？!?]{0,4}平台|(其他|别的)平台"
                         r"|之前在[^，,。！？!?]{0,8}(买|看|订|报)"
