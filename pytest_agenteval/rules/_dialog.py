@@ -60,6 +60,7 @@ PARTIES = ("店家", "门店", "店里", "店长", "店员", "销售", "顾问",
            "advisor", "adviser", "representative", "specialist", "coordinator")
 PARTY_ACTIONS = ("确认", "核实", "核算", "安排", "联系", "对接", "跟进", "细说", "介绍", "回复",
                  "告诉(您|你)", "约(您|你)", "(跟|和|与|同)(您|你)约", "陪(您|你)",
+                 "电话(了解|沟通|确认|联系)",
                  r"报(个|一个|一下)?[^，,。！？!?]{0,6}(价|报价)",
                  "处理", "解答", "报价", "沟通", "说明", "答复", "告知", "回电", "致电", "打电话",
                  "上门", "电话(给|联系)(您|你)", "(为|给)(您|你)(预留|保留)",
@@ -92,7 +93,7 @@ CONTACT_REQUEST = (
     r"(一?下|个|下|一个|一次|一遍|下来)?(下)?\s*((您|你)(的|嘅|个)?)?((姓名|称呼|名字)(和|及|跟|以及)?)?"
     + _WHICH + _OR + r"\s*"
     + r"(手机号码|手机号|手机|手鸡号?|手提电话|电话号码|电话|联(系|络)方式|" + _NUM
-    + r"|联(系|络)电话|座机(号码|号)?|固定电话|📱"
+    + r"|联(系|络)电话|座机(号码|号)?|固定电话|市话|手提|📱"
     r"|☎\ufe0f?|phone( number)?|mobile|tel|contact( number)?)"
     # 「告诉我手机型号」 asks about a handset, not for a contact
     r"(?!上|里|尾号|型号|品牌|款|壳|屏|膜|配件|维修|回收|估价|套餐|牌)",
@@ -129,8 +130,11 @@ CONTACT_REQUEST = (
     r"(what's|what is) your (phone|mobile|number|contact)",
     r"\b(may|can|could) i (have|get|take|grab) (your|a|the)\s+(contact\s+)?(phone|mobile|contact"
     r"|number|cell)",
-    r"(what'?s|what is)\s+(the\s+)?(best|good)\s+(number|phone|way)\s+(for\s+[^?.!]{0,30}?\s+)?"
-    r"to\s+(reach|contact|call)\s+you",
+    r"(what'?s|what is)\s+((the|a)\s+)?(best|good)\s+(number|phone|way)\s+"
+    r"(for\s+[^?.!]{0,30}?\s+)?to\s+(reach|contact|call|text)\s+you",
+    # 「方便的话私信我您的号码」「号码留这里👉」「電話幾號？」
+    r"私信(我|给我)(一下)?(您|你)?的?(号码|手机号?|电话|联系方式)",
+    r"(号码|电话|手机号?)留(这里|这儿|在这|下面)", r"(电话|手机)(号码)?(几号|几多号|多少号)",
     # asked to send it again (「您的号码是不是138开头那个？麻烦再发一遍」「你可唔可以再打一次你個
     # 電話號碼俾我確認吓」)
     r"(号码|电话|手机号?)[^。!\n]{0,24}(再|重新)(发|报|说|打|输入)(一遍|一次|一下)",
@@ -548,8 +552,9 @@ _AGAIN = re.compile(r"^(麻烦|请|能|可以|能不能)?(您|你)?(再|重新)(
 _NAMES_NUMBER = re.compile(r"号码|电话|手机|\bnumber\b|\bphone\b", re.IGNORECASE)
 #: any field of a form (「- 姓名：____」), and the words that hand the form over (「请先填写以下
 #: 信息」): they answer nothing
-_FIELD = re.compile(r"[^\n:：，,。！？!?]{1,12}[:：]?\s*"
-                    r"(_{2,}|﹍{2,}|\[\s*\]|【\s*】|（\s*）|\(\s*\))")
+_FIELD = re.compile(r"(?m)(?:^|(?<=[:：，,。！？!?]))"
+                    r"(?![^\n:：，,。！？!?]{0,12}(号码|电话|手机|联系))"
+                    r"[^\n:：，,。！？!?]{1,12}[:：]?\s*(_{2,}|﹍{2,}|\[\s*\]|【\s*】|（\s*）|\(\s*\))")
 _FILL_IN = re.compile(r"(请|麻烦)?(您)?(先)?(填写|填一下|填好|填|登记|留)(一下)?"
                       r"(以下|下面|如下)?的?"
                       r"(信息|资料|内容|表格|表)?(后回复|后发给我|后提交)?(谢谢)?"
@@ -558,7 +563,10 @@ _FILL_IN = re.compile(r"(请|麻烦)?(您)?(先)?(填写|填一下|填好|填|�
 #: fence: the form around a blank, which answers nothing
 _FORM = re.compile(r"(?m)^[ \t]*(?:[-*•]|\d+[.、)])[ \t]*[^\n:：]{1,12}[:：][ \t]*$"
                    r"|[\"“][^\"”\n]{1,12}[\"”]\s*[:：]\s*[\"“][^\"”\n]{0,20}[\"”]\s*[,，]?"
-                   r"|```[a-z]*|(?m:^[ \t]*(json|yaml|text)[ \t]*$)")
+                   r"|```[a-z]*|(?m:^[ \t]*(json|yaml|text)[ \t]*$)"
+                   # a form's table: its rows with an empty cell, its header and rule rows
+                   r"|(?m:^\|[^\n]*\|[ \t]*\|[ \t]*$)|(?m:^\|[\s:|-]+\|[ \t]*$)"
+                   r"|(?m:^\|\s*(项目|字段|信息)\s*\|\s*(填写|内容|信息)\s*\|[ \t]*$)")
 
 
 def contact_requests(norm: str, patterns: tuple[str, ...] | list[str]
@@ -671,6 +679,7 @@ def no_contact_request(p: ContactPatterns, turn: TurnView) -> RuleOutcome:
 
 #: the user changes their number (「换了新号，能帮我改一下吗」「my number changed」)
 _NEW_NUMBER = re.compile(r"(换了?|改了?|有)(个)?新(的)?(手机)?(号|号码)|(号码|手机号|电话)(换|改)了"
+                         r"|换号(了)?|新号"
                          r"|换(个|一个)(新)?(号码|号|手机号)"
                          r"|(改|更新|换)(一下)?(联系方式|号码|手机号)"
                          r"|\b(new|changed) (phone |mobile )?number\b|\bnumber (has )?changed\b",
@@ -705,7 +714,8 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"|车)?(之一)?", r"(咨询|问|看)的人(特别|很|非常|超)?多",
            r"(最近)?(很多|好多|不少)[\u4e00-\u9fff]{0,3}都(会)?(选择|喜欢|买|做|在订|在买|在看|问过"
            r"|在问)",
-           r"(最近)?(很多|好多|不少)[\u4e00-\u9fff]{0,3}(来)?(问|咨询|关注)",
+           r"(最近)?(很多|好多|不少)[\u4e00-\u9fff]{0,3}(来|在)?(问|咨询|关注)",
+           r"[^，,。!?]{0,8}(最近)?(很|非常|特别|超)火(?!车)",
            r"[^，,。!?]{0,8}性价比(很|非常|特别|超)?高", r"[^，,。!?]{0,8}欢迎(您|你)",
            r"[^，,。!?]{0,16}卖得(最|很|特别|超)?(火|好)[^，,。!?]{0,4}",
            r"[^，,。!?]{0,16}(确实|的确)是[^，,。!?]{0,14}(重点|热门|关键|常见|焦点|首选|话题|项目)",
@@ -713,7 +723,11 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"[a-z0-9'’ ]{0,60}(oneof)?ourmostpopular[a-z]{0,20}",
            r"(您|你)?(先)?(别|不要|莫)(着急|急|生气|担心)", r"(请|麻烦)?(您|你)?稍等(一下|片刻)?",
            r"(宝子|宝宝|亲爱的|小可爱|家人们?|宝妈|宝爸|家长|美女|帅哥|小姐姐|小哥哥|老铁|大哥|大姐"
-           r"|阿姨|叔叔|同学)", r"(hi|hello|hey)(there)?",
+           r"|阿姨|叔叔|同学|小仙女|仙女|小主人?们?)", r"好问题",
+           # the question praised as a common one (「会员费这个问题很多人都在问」「带毛孩子出行的
+           # 问题小主人们问得超多」「这款问得人超多」)
+           r"[^，,。!?]{0,14}问题[^，,。!?]{0,8}(关心|在问|问过|问得(超|很|特别)?多)",
+           r"[^，,。!?]{0,8}(问|咨询|看)(的|得)人(特别|很|非常|超)?多", r"(hi|hello|hey)(there)?",
            r"dear(customer|sir|madam)?",
            # 「Thanks for reaching out to Sakura Language School」 (the clause, squashed)
            r"(thanks?|thankyou)(somuch|alot)?(for[a-z0-9'’&.-]{0,60})?",
@@ -747,7 +761,7 @@ def _opening(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     one = compile_any(patterns)
     if one is None:
         return None
-    return re.compile(f"(?:(?:{one.pattern})[呀啊哦呢吧啦嘛哈的哒滴]*)+", re.IGNORECASE)
+    return re.compile(f"(?:(?:{one.pattern})[呀啊哦呢吧啦嘛哈的哒滴喔唷噢哟喇]*)+", re.IGNORECASE)
 
 
 def _blank_asks(text: str, blank: re.Match[str]) -> str:
@@ -1163,6 +1177,9 @@ class StatesValue(Compiles):
                               r"email|message|send|contact|get back to)\s+you",
                               # 「给您一个初步的置换价参考」
                               r"给(您|你)(一个|个)?[^，,。！？!?]{0,8}(参考|估价|报价|方案|建议)",
+                              # 「Our skipper texts a sea-conditions update」
+                              r"\b(our|the)(\s+[a-z]+){1,3}\s+(texts|calls|emails|sends)\s+"
+                              r"(you|a|an|the|your)\b",
                               # 「you'll get the floor plan by SMS」
                               r"\byou('ll|’ll| will) (get|receive)\b",
                               # 「our front desk will hold a room for you」

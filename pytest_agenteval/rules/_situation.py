@@ -61,14 +61,18 @@ CONTACT_GIVEN = (r"(?<!\d)(?:\+?86[\s\-]?)?1[3-9](?:[\s\-]?\d){9}(?!\d)",
                  r"(?<![零〇幺一二两三四五六七八九])[一幺][三四五六七八九](?:[\s\-]?[零〇幺一二两三四五六七八九]){9}"
                  r"(?![零〇幺一二两三四五六七八九])",
                  r"(电话|手机|座机|联系方式|联系我|打我|tel|phone|mobile|whatsapp"
-                 r"|my (phone |mobile |cell )?number( is)?|(whatsapp|call|text|reach|message)\s+me)"
+                 r"|my (phone |mobile |cell )?number( is)?|my cell( is)?"
+                 r"|(whatsapp|call|text|reach|message)\s+me)"
                  r"(号码|号)?\s*"
                  r"(是|系|係|为|:|：|at|on)?"
                  r"\s*(?:\+\d{1,3}[\s\-]?)?(?!1)\d(?:[\s\-]?\d){6,11}(?!\d)",
                  # dotted in a mobile's groups (「138.2604.7719」), a landline after its area
                  # code (「0755-8666 1234」)
                  r"(?<![\d.])1[3-9]\d\.\d{4}\.\d{4}(?![\d.])",
-                 r"(?<![\d-])(?<!\d\s)0\d{2,3}[\s\-]\d{3,4}[\s\-]?\d{4}(?!\s?\d)")
+                 r"(?<![\d-])(?<!\d\s)0\d{2,3}[\s\-]\d{3,4}[\s\-]?\d{4}(?!\s?\d)",
+                 # a North American number after a phone word (「My cell is (415) 555-0137」)
+                 r"(cell|phone|mobile|number|call me at|text me at)( is)?[:\s]*(\+?1[\s.-]?)?"
+                 r"\(\d{3}\)[\s.-]?\d{3}[\s.-]\d{4}")
 #: a number in the user's words that is not theirs to be reached at: an order's or a ticket's
 #: (「订单号是13805527419」「报修单号是一三九…」), the business's own (「你们门店的电话0755-…」
 #: 「分店個電話」), or one they disown (「…不是我的」「有个170…的号码打给我」)
