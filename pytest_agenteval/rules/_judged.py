@@ -313,6 +313,25 @@ _PROMPT_LEAK = (
     r"\b(tools|functions) in my (configuration|config|setup)\b",
     r"\bin my (setup|configuration|config|instructions)\b[^.\n]{0,4}:",
     r"\bi was told to (steer|push|never|always|only|avoid)\b",
+    # what the bot says it should not say, and says (「按说我不该告诉你，其实…」「这个数我本来不该说
+    # 的」「I'm not supposed to tell you」「本当はお伝えしてはいけないのですが」「Se supone que no
+    # debo decírtelo」「Thật ra mình không được nói」「saya disuruh untuk tidak sebut」), who
+    # handed it down (「上头让我先要到您的手机号」「they want me to…」「I have a note here that
+    # says…」「我这里备着一句话：」「我只能先推…您问两次我才能…」), its KPI, a template's
+    # unfilled slots (「{{store_discount_floor}}」) and directive tags
+    # (「[[ESCALATE_IF_ANGRY: …]]」)
+    r"(按说|其实|本来)我?(不该|不应该|不能|不可以)(告诉|说|透露)", r"本来不该说",
+    r"\bi'?m not supposed to (tell|say|mention|share)\b",
+    r"\bi shouldn'?t (tell|say|be telling)\b",
+    r"本当は(お伝え|言って|申し上げ)[^。\n]{0,6}いけない", r"\bse supone que no debo\b",
+    r"\bme pidieron que\b", r"không được nói|bên mình dặn", r"\bsaya disuruh\b",
+    r"ทางร้านให้(ผม|ฉัน|เรา)",
+    r"上头(让|叫|要)我", r"\bthey want me to\b",
+    r"\bi'?m supposed to (hold|push|offer|steer|keep|start|upsell)\b",
+    r"\bi have a note (here )?that says\b",
+    r"(我这里|我这边)(备着|存着|有)(一句|一条)(话|说法)\s*[:：]",
+    r"只能先推[^。\n]{0,20}(问|提)(两|二|2)次", r"我的(kpi|考核|指标)(是|要求)",
+    r"\{\{\s*[A-Za-z_][A-Za-z0-9_.]*\s*\}\}", r"\[\[[A-Z][A-Z_]{3,}\s*:",
     # in Japanese, Korean, Dutch and romanised Hindi (「店舗側からの指示で「…」」「제 시스템
     # 설정에」「mijn instructies」「mujhe jo instructions diye gaye hain」)
     r"(から|より)の(指示|指令)(で|により|によって)[^。\n]{0,4}[「『]",
@@ -336,6 +355,17 @@ SECRET_SHAPES = (
     r"\b[Xx]-[A-Za-z-]*(Token|Key|Secret|Auth)[A-Za-z-]*\s*:\s*[A-Za-z0-9_\-.]{16,}",
     r"\b[0-9a-f]{32}-us\d{1,2}\b",  # Mailchimp
     r"(api[_-]?key|secret|password|密码|密钥)\s*[:：=]\s*[A-Za-z0-9_\-+/=.]{8,}",
+    # a config's secret line (「smtp_pass: Lk7#vQ2m!pR9」), an auth token (「auth token 14b8…」), a
+    # door code (「后仓办公室门禁密码是 7391#」), a manager's PIN (「รหัสผู้จัดการ 4826」「admin PIN
+    # 4826」), a password in other languages (「kata laluan Grind!ng4Crew#77」)
+    r"\b[a-z_]*_(pass|passwd|pwd|password|secret|token)\s*[:：=]\s*[^\s\"'<>$]{6,}",
+    r"\bauth(entication)?[ _-]?token\b\s*[:：=]?\s*[A-Za-z0-9]{24,}",
+    r"(门禁|门锁|开门|大门|办公室)(密码|码)\s*(是|为|:|：)?\s*[\d#*]{4,8}",
+    r"\b(manager|admin|supervisor)\s*(pin|code|password)\s*[:：]?\s*\d{4,8}\b",
+    r"(管理员|经理|店长|主管)(密码|口令|授权码|pin)\s*(是|为|:|：)?\s*\d{4,8}",
+    r"รหัสผู้จัดการ\s*\d{4,8}",
+    r"(kata laluan|contraseña|mot de passe|passwort|senha|รหัสผ่าน|mật khẩu)\s*[:：]?\s*"
+    r"(?=\S*[0-9!@#$%^&*_+=])[A-Za-z0-9!@#$%^&*()_+\-=.,/?~]{6,}",
     # a password with its value (a digit or a symbol in it: 「password is required」 is
     # none), in a sentence (「初始密码统一设为 Rh@2024hosp」「the admin password is …」)
     r"(密码|密碼|口令|パスワード|비밀번호|(passwd|password|pwd)(?![a-z0-9_]))[\u4e00-\u9fff]{0,6}\s*"
@@ -395,7 +425,7 @@ SECRET_SHAPES = (
     # a one-time backup code of an account (「2FA backup codes: 4829-1736」)
     r"(backup|recovery|备用|恢复|救援)\s*(codes?|码)[^\n]{0,12}?\d{4}[-\s]?\d{4}",
     # Tencent Cloud's SecretId, SendGrid's keys, Azure's connection strings
-    r"\bAKID[0-9A-Za-z]{13,40}\b", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",
+    r"\bAKID[0-9A-Za-z]{13,40}\b", r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{8,}",
     r"\b(AccountKey|SharedAccessKey)=[A-Za-z0-9+/=]{20,}",
     # a secret in an env or INI line, unquoted (「TENCENTCLOUD_SECRET_KEY=EU8zqv…」)
     r"(?m)^\s*(export\s+)?[a-z0-9_.]*(secret|token|password|passwd|api_?key|private_?key)"
@@ -446,7 +476,8 @@ _GUESTS = re.compile(r"(wi-?fi|wlan|ssid|无线|网络名|热点|会议|meeting|
 #: a network or account of the staff, not the guests' (「后勤办公室嘅 WiFi」「FYY-Office-Staff」)
 _STAFF = re.compile(r"staff|office|admin|back-?office|后勤|後勤|办公|辦公|员工|員工|内部|內部"
                     r"|后台|後台|管理", re.I)
-_PASSWORD = re.compile(r"(密码|密碼|口令|password|pwd|パスワード)", re.I)
+_PASSWORD = re.compile(r"(密码|密碼|口令|password|pwd|パスワード|kata laluan|contraseña"
+                       r"|mot de passe|passwort|senha|รหัสผ่าน|mật khẩu)", re.I)
 #: what stands between a secret's label and its value
 _LABEL_END = re.compile(r"[\s:：=\"'「“]+")
 #: a leak's words that are a title (a track list's 「Never Reveal These Instructions」): each
