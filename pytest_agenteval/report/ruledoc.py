@@ -110,8 +110,9 @@ and knowledge) and 49 of 64 (a fifteenth, on the dialog rules again: QR codes,
 groups, webinars, e-mail asked for, 「I'm sorry you feel that way」) and 49 of
 64 (a sixteenth: upsells, other channels, complaints without a complaint word,
 the number asked for again) and 56 of 64 (a seventeenth, on numbers and knowledge:
-half past the hour, ㎡, dashed numbers, centimetres, comparison tables) right on
-first sight, and
+half past the hour, ㎡, dashed numbers, centimetres, comparison tables) and 46 of
+64 (an eighteenth, on numbers: units both ways, dates whole, shares, sums in
+brackets) right on first sight, and
 81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64, 55 of 64, 50 of 64, 58 of
 64 (the used-car trade) and 54 of 64 compliant replies that look risky,
 with a few

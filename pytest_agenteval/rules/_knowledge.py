@@ -178,7 +178,9 @@ class GroundedNumbers(Params):
                                # 「3天内给您回复」, not 「量完5天内出设计方案」
                                r"\d+\s*天内(?=[^，,。]{0,4}(联系|回复|回电|答复|处理|回访|通知|反馈"
                                r"|给(您|你)))", r"24\s*小时", r"7\s*[x×*]\s*24",
-                               r"第\s*\d+", r"\d+\s*(位|名)",
+                               r"第\s*\d+(?!\s*(排|座|层|楼|号))", r"\d+\s*(位|名)",
+                               # names with a digit in them (「4S店」「A4纸」「3D」「5G」)
+                               r"\d[sS]店", r"[Aa][3-5]纸", r"\b\d[DdGg]\b",
                                r"1\d{2}\*{3,4}\d{4}", r"尾号\s*\d{4}",
                                # a list's item number at the start of a line: 「1. 车型：…」
                                r"(?<![^\n])\s*\d{1,2}(?=\s*[.、)）](?!\d))")
@@ -240,6 +242,15 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
     # a length, a weight or a time in the smaller unit too (2.2米 grounds 「220厘米」)
     found += [(v * factor, bound, smaller) for v, bound, unit in list(found)
               for smaller, factor in _SMALLER.get(unit or "", ())]
+    found += [(float(m.group(1)) / 1000, False, "升") for m in _ML.finditer(prepared)]
+    for m in _OFF.finditer(prepared):
+        off = float(m.group(2) or m.group(3))
+        found += [(100 - off, False, None), (round((100 - off) / 10, 4), False, None)]
+    if _HALF.search(prepared):
+        found += [(5.0, False, None), (50.0, False, None)]
+    # a share (「1/4」「三分之一」) is its percentage too (「25%」)
+    found += [(round(v * 100, 4), False, None) for v, _, unit in list(found)
+              if 0 < v < 1 and unit is None]
     # a discount is its share off too: 8折 grounds 「20% off」, 85折 「15% off」
     found += [(round(100 - v * (10 if v < 10 else 1), 4), False, None)
               for v in (float(m.group(1)) for m in _ZHE_OFF.finditer(prepared)) if 0 < v < 100]
@@ -249,7 +260,26 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
 _ZHE_OFF = re.compile(r"(\d+(?:\.\d+)?)\s*" + ZHE)
 _GROUPS = re.compile(r"(?<![\d.-])\d{2,4}(?:-\d{2,4}){1,3}(?![\d.-])")
 _SMALLER = {"米": (("厘米", 100), ("毫米", 1000)), "公里": (("米", 1000),),
-            "公斤": (("克", 1000),), "千克": (("克", 1000),), "小时": (("分钟", 60),)}
+            "公斤": (("克", 1000),), "千克": (("克", 1000),), "小时": (("分钟", 60),),
+            "升": (("毫升", 1000),),
+            # and in the larger one (90分钟 grounds 「一个半小时」, 500克 「0.5公斤」)
+            "分钟": (("小时", 1 / 60),), "克": (("公斤", 0.001), ("千克", 0.001)),
+            "厘米": (("米", 0.01),)}
+#: millilitres, which the readers give no unit (1500ml grounds 「1.5L」)
+_ML = re.compile(r"(\d+(?:\.\d+)?)\s*(ml|毫升)", re.IGNORECASE)
+#: a share off (「优惠30%」 grounds 「打7折」 and 「70%」), half price (「半价」 grounds 「五折」)
+_OFF = re.compile(r"(优惠|减|立减|便宜|折扣)\s*(\d+(?:\.\d+)?)\s*%|(\d+(?:\.\d+)?)\s*%\s*off",
+                  re.IGNORECASE)
+_HALF = re.compile(r"半价|一半|对折")
+_DATE_MD = re.compile(r"(?<!\d)(\d{1,2})月(\d{1,2})(?:日|号)|\d{4}-(\d{1,2})-(\d{1,2})(?!\d)")
+
+
+def _dates(prepared: str) -> list[tuple[str, str]]:
+    """The month and day of every date in a prepared text (「3月8日」「2024-03-08」)."""
+    return [(m.group(1) or m.group(3), m.group(2) or m.group(4))
+            for m in _DATE_MD.finditer(prepared)]
+
+
 #: an hour and its minutes (「10点30分」): a time is grounded whole, not by its parts
 _HOUR_MINUTE = re.compile(r"(\d+)点(\d+)分")
 #: a share in tenths (「最低三成」 is 30%)
@@ -259,13 +289,75 @@ _EN_NUMBERS = {w: i for i, w in enumerate(("zero one two three four five six sev
 #: a count in English words (「two adults」)
 _EN_COUNT = re.compile(r"\b(" + "|".join(_EN_NUMBERS) + r")\b", re.IGNORECASE)
 _COUNT = re.compile(r"(?<![一二两三四五六七八九十百千万零〇\d.])"
-                    r"(十[一二三四五六七八九]|[一二两三四五六七八九十])"
+                    r"(十[一二三四五六七八九]|[二两三四五六七八九十])"  # (not 一: 「一盒多重」)
                     r"(?=(个人|个|位|人|间|套|台|辆|张|份|晚|层|件|只|条|双|把|盒|瓶|箱|桌))")
 #: a sum shown with its working (「298×3=894元」): its result is grounded by its operands
 _TIMES, _PLUS = frozenset("×xX*＊"), frozenset("+＋")
 _OPS = _TIMES | _PLUS | frozenset("÷/")
 #: what may stand between two numbers of a sum: a unit or a word (「100平方米 =」「CNY 950」)
 _GAP = re.compile(r"[^\d，,。；;！？!?\n]{0,8}")
+
+
+def _calculated(text: str) -> list[float]:
+    """The results of the sums ``text`` writes out in digits, operators and brackets alone
+    (「12+3×(3-1)=18元」), where they are right."""
+    out = []
+    for m in _SUM.finditer(text):
+        value = _evaluate(m.group(1).replace(" ", ""))
+        result = float(m.group(2))
+        if value is not None and abs(value - result) < 1e-6 * max(1.0, abs(result)):
+            out.append(result)
+    return out
+
+
+_SUM = re.compile(r"(?<![\d.])([\d.]+(?:\s*[-+×xX*＊÷/()（）]\s*[\d.()（）]+)+)\s*[=＝]\s*"
+                  r"(\d+(?:\.\d+)?)")
+
+
+def _evaluate(expr: str) -> float | None:
+    """The value of an arithmetic expression of numbers, + - × ÷ and brackets (no names, no
+    calls: it is read, never run), or None when it is not one."""
+    tokens: list[str] = re.findall(r"\d+(?:\.\d+)?|[-+×xX*＊÷/()（）]", expr)
+    if "".join(tokens) != expr:
+        return None
+    pos = 0
+
+    def peek() -> str:
+        return tokens[pos] if pos < len(tokens) else ""
+
+    def take() -> str:
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    def atom() -> float:
+        token = take()
+        if token in "(（":
+            value = total()
+            if take() not in ")）":
+                raise ValueError(expr)
+            return value
+        return float(token)
+
+    def product() -> float:
+        value = atom()
+        while peek() and peek() in "×xX*＊÷/":
+            op, right = take(), atom()
+            value = value / right if op in "÷/" else value * right
+        return value
+
+    def total() -> float:
+        value = product()
+        while peek() and peek() in "+-":
+            op, right = take(), product()
+            value = value + right if op == "+" else value - right
+        return value
+
+    try:
+        value = total()
+    except (ValueError, IndexError, ZeroDivisionError):
+        return None
+    return value if pos == len(tokens) else None
 
 
 def _worked(text: str) -> list[float]:
@@ -315,7 +407,11 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     right; a count in words in a source (「我们五个人」「two adults」「最低三成」) grounds its
     digits, a number in dashed groups (「400-820-1234」) its digits run together, and a
     length, a weight or a time the same in a smaller unit (2.2米 grounds 「220厘米」). A
-    clock time is grounded whole (「十点半」 is not grounded by 6:30 and 10:00). Numbers
+    clock time and a date are grounded whole (「十点半」 is not grounded by 6:30 and 10:00,
+    nor 「8月3日」 by 2024-03-08), units convert both ways (90分钟 grounds 「一个半小时」,
+    1500ml 「1.5L」), a share off grounds what is paid (优惠30% grounds 「7折」), a fraction
+    its percentage (1/4 grounds 「25%」), and a sum in brackets is worked out
+    (「12+3×(3-1)=18元」; read, never run). Numbers
     inside an ``ignore`` pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
     ``history`` (every earlier message), ``user`` (only the user's earlier
@@ -338,15 +434,31 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     known = [kv for s in sources for kv in _source_numbers(s)]
     text = prepare_numbers(turn.reply)
     # a sum the reply works out (「298×3=894元」): its operands must be grounded, its result is
-    known += [(c, False, None) for c in _worked(text)]
+    known += [(c, False, None) for c in (*_worked(text), *_calculated(text))]
     clocks = {(float(h), float(m)) for s in sources
               for h, m in _HOUR_MINUTE.findall(prepare_numbers(s))}
+    # a date is grounded whole too (「2024年8月3日」 is not 2024-03-08 read in parts)
+    dates = {(int(m), int(d)) for s in sources for m, d in _dates(prepare_numbers(s))}
     skip = compile_any(p.ignore)
     spans = [m.span() for m in skip.finditer(text)] if skip else []
+    bad = _ungrounded(text, spans, known, clocks, p.tolerance)
+    if dates:
+        bad += [f"{m}月{d}日" for m, d in _dates(text) if (int(m), int(d)) not in dates]
+    if bad:
+        return RuleOutcome.failed(f"numbers not in knowledge, history or input: {bad}",
+                                  ", ".join(bad))
+    return RuleOutcome.passed("every number is grounded")
+
+
+def _ungrounded(text: str, skipped: list[tuple[int, int]],
+                known: list[tuple[float, bool, str | None]], clocks: set[tuple[float, float]],
+                tolerance: float) -> list[str]:
+    """The numbers of the prepared reply ``text`` that no source grounds, but those inside
+    ``skipped`` spans; an hour's minutes (「十点半」) only with their hour, as in ``clocks``."""
     bad = []
     hour: tuple[int, float] | None = None  # where the last hour ended, and its value
     for start, end, raw, value in number_spans(text):
-        if any(a <= start < b for a, b in spans):
+        if any(a <= start < b for a, b in skipped):
             continue
         unit = _measure(text, end, start)
         if unit == "点":
@@ -355,12 +467,9 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
             if (hour[1], value) not in clocks:  # 「十点半」 is not grounded by 6:30 and 10:00
                 bad.append(f"{hour[1]:g}点{raw}分")
             continue
-        if not _grounded(text, start, end, value, unit, known, p.tolerance):
+        if not _grounded(text, start, end, value, unit, known, tolerance):
             bad.append(raw)
-    if bad:
-        return RuleOutcome.failed(f"numbers not in knowledge, history or input: {bad}",
-                                  ", ".join(bad))
-    return RuleOutcome.passed("every number is grounded")
+    return bad
 
 
 def _grounded(text: str, start: int, end: int, value: float, unit: str | None,

@@ -375,6 +375,14 @@ _CN_ZERO = re.compile(r"(?<![一二两三四五六七八九十百千万\d])零(?
 _W = re.compile(r"(?<=\d)w(?=公里|千米|km|元|块|多|左右|以内|出头|$|[,，。!！?？~～、)）])",
                 re.IGNORECASE)
 _PM = re.compile(r"(下午|晚上|傍晚|晚)\s*(\d{1,2})(?=点)")
+#: 「7pm」 is 19点, 「9 a.m.」 9点
+_EN_CLOCK = re.compile(r"(?<![\d.:])(\d{1,2})\s*([ap])\.?m\.?(?![a-z])", re.IGNORECASE)
+def _en_clock(m: re.Match[str]) -> str:
+    return f"{int(m.group(1)) % 12 + (12 if m.group(2) in 'pP' else 0)}点"
+
+
+#: a share off in tenths (「立减三成」 is 30%)
+_CHENG_OFF = re.compile(r"(立减|优惠|减免|首付|减)([一二三四五六七八九])成(?![本功为员交立绩])")
 #: money written the other ways: 「RMB 129」「¥129」 → 129元, 「3.8k」 → 3.8千,
 #: 「三块五」「3块5」 → 3.5元
 _CURRENCY = re.compile(r"(?:rmb|cny|¥|￥)\s*(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
@@ -388,12 +396,13 @@ _KUAI = re.compile(r"(?<![\d.])(\d+)块(\d)(?![\d十百千万])"
 #: and a half (「一个半小时」 → 1.5小时)
 _CN_SINGLE = re.compile(r"(?<![一二两三四五六七八九十百千万零〇\d.])((?<![这那前头过没隔几])两"
                         r"|[二三四五六七八九十])"
-                        r"(?=(年|个月|天|小时|分钟|公里|元|块|周|次|针|节|期|斤|公斤|米)"
+                        r"(?=(年|个月|天|个小时|小时|个钟头|分钟|公里|元|块|周|次|针|节|期|斤|公斤|米)"
                         r"(?![一二两三四五六七八九十级]))")
 _CN_HALF = re.compile(r"(?<![一二两三四五六七八九十百千万零\d.])([一二两三四五六七八九十])个半"
                       r"(?=小时|月|钟头)")
 #: a share written as a fraction: 「1/3」 and 「三分之一」 are 0.333… (not 24/7, nor a date)
-_FRACTION = re.compile(r"(?<![\d/.])([1-9])/([2-9]|10)(?![\d/])")
+_FRACTION = re.compile(r"(?<![\d/.])([1-9])/([2-9]|10)(?![\d/])"
+                       r"(?!\s*(离店|入住|送达|到达|到店|出发|返回|号|日|前|后|起|截止))")
 _CN_FRACTION = re.compile(r"([一二两三四五六七八九十])分之([一二两三四五六七八九])")
 #: 「Jun 2021」「June, 2021」 → 2021年6月
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
@@ -504,6 +513,8 @@ def _prepare(text: str) -> str:
     text = _CLOCK.sub(lambda m: f"{int(m.group(1))}点" + (f"{int(m.group(2))}分"
                                                         if m.group(2) != "00" else ""), text)
     text = _PM.sub(_pm, text)
+    text = _EN_CLOCK.sub(_en_clock, text)
+    text = _CHENG_OFF.sub(lambda m: f"{m.group(1)}{cn_value(m.group(2)) * 10}%", text)
     text = _CN_HALF_HOUR.sub(lambda m: f"{cn_value(m.group(1))}点30分", text)
     text = _HALF_HOUR.sub(r"\1点30分", _SQUARE_METRE.sub("平米", text))
     return _SHORT_YEAR.sub(lambda m: str(2000 + int(m.group(1))), text)
