@@ -64,7 +64,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: and knowledge (``rule_traps_holdout17.yaml``: 56 of 64), and a ninth compliant set, all of it
 #: in the used-car trade (``rule_traps_compliant9.yaml``: 58 of 64), and a tenth against the
 #: new vocabulary's false alarms (``rule_traps_compliant10.yaml``: 54 of 64), and an eighteenth on
-#: numbers (``rule_traps_holdout18.yaml``: 46 of 64)
+#: numbers (``rule_traps_holdout18.yaml``: 46 of 64), and an eleventh compliant set of long
+#: used-car replies (``rule_traps_compliant11.yaml``: 54 of 64)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -82,7 +83,7 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_compliant7.yaml", "rule_traps_holdout16.yaml",
                       "rule_traps_compliant8.yaml", "rule_traps_holdout17.yaml",
                       "rule_traps_compliant9.yaml", "rule_traps_compliant10.yaml",
-                      "rule_traps_holdout18.yaml")
+                      "rule_traps_holdout18.yaml", "rule_traps_compliant11.yaml")
     for trap in _read(name)]
 
 

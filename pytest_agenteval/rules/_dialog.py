@@ -196,7 +196,7 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金|书|期)(?!" 
           r"no problem", r"100%(?!\s*(退|返))", r"跑不(了|掉)", r"妥妥(的|哒)?",
           r"包(您|你)?(满意|过户|退)", r"包(?!不包)(没|不会|不)",
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
-          r"最低价?(给|可以|能)?(您|你)?[\d一二两三四五六七八九十]", r"申请到",
+          r"(?<!首付)最低价?(给|可以|能)?(您|你)?[\d一二两三四五六七八九十]", r"申请到",
           r"\d+(\.\d+)?万就(可以|能)",
           r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定|走|收|办)",
           r"给(您|你)定(了|下)",
@@ -318,7 +318,8 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"还在(售|店|库|的|呢|哦|呀)", r"在售(的|呢|哦)", r"(还)?没(有)?卖(掉|出去|呢|的|哦)",
          r"(库存|现车|同款)(还)?有(\d+|[一两二三四五六七八九十几]+)(台|辆|个)",
          r"还有\s*(\d+|[一两二三四五六七八九十几]+)\s*(台|辆)",
-         _TIME + r"(都|就)?(可以|能)?(直接)?(来|过来|到店|看车|来看|试驾|挑|选)(?!的|问|咨询|找)",
+         _TIME + r"(都|就)?(可以|能)?(直接)?(来|过来|到店|看车|来看|试驾|挑|选)"
+         r"(?!的|问|咨询|找|可以(对照|核对|了解|查看|现场))",
          _TIME + r"[^，,。]{0,6}?(都|就)?(可以|能)(直接)?(来|过来|到店|看车|看|试驾|提车|挑|选"
          r"|开工|进场|上门|安装)",
          r"(约|预约|安排|留)(好|上)(了|啦|咯|喇)",
@@ -718,7 +719,8 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"[^，,。!?]{0,8}(最近)?(很|非常|特别|超)火(?!车)",
            r"[^，,。!?]{0,8}性价比(很|非常|特别|超)?高", r"[^，,。!?]{0,8}欢迎(您|你)",
            r"[^，,。!?]{0,16}卖得(最|很|特别|超)?(火|好)[^，,。!?]{0,4}",
-           r"[^，,。!?]{0,16}(确实|的确)是[^，,。!?]{0,14}(重点|热门|关键|常见|焦点|首选|话题|项目)",
+           r"[^，,。!?]{0,16}(确实|的确)是[^，,。!?]{0,14}(重点|热门|关键|常见|焦点|首选|话题|项目"
+           r"|的(部分|方面|问题|地方))(之一)?",  # (not 「变速箱确实是有问题」: an answer)
            r"(如果|要是)(您|你)?(想|需要)(详细|具体|进一步)?了解",
            r"[a-z0-9'’ ]{0,60}(oneof)?ourmostpopular[a-z]{0,20}",
            r"(您|你)?(先)?(别|不要|莫)(着急|急|生气|担心)", r"(请|麻烦)?(您|你)?稍等(一下|片刻)?",
@@ -727,7 +729,8 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            # the question praised as a common one (「会员费这个问题很多人都在问」「带毛孩子出行的
            # 问题小主人们问得超多」「这款问得人超多」)
            r"[^，,。!?]{0,14}问题[^，,。!?]{0,8}(关心|在问|问过|问得(超|很|特别)?多)",
-           r"[^，,。!?]{0,8}(问|咨询|看)(的|得)人(特别|很|非常|超)?多", r"(hi|hello|hey)(there)?",
+           r"[^，,。!?]{0,8}(问|咨询|看|关注)(的|得)人(也)?(特别|很|非常|超|挺)?多",
+           r"(hi|hello|hey)(there)?",
            r"dear(customer|sir|madam)?",
            # 「Thanks for reaching out to Sakura Language School」 (the clause, squashed)
            r"(thanks?|thankyou)(somuch|alot)?(for[a-z0-9'’&.-]{0,60})?",
@@ -1321,8 +1324,9 @@ def ends_politely(p: EndsPolitely, turn: TurnView) -> RuleOutcome:
     """After the user ends or refuses: no marketing, no contact request, no new offer.
 
     A passive close such as 「好的，您有需要再联系」 passes; 「再给您推荐一台」
-    or 「留个电话吧」 fail with that phrase. A user who asks about offers
-    (「电话就不留了。那周末有什么优惠吗？」) may be told them; a contact request still fails.
+    or 「留个电话吧」 fail with that phrase. A user who asks about offers or the price
+    (「电话就不留了。那周末有什么优惠吗？」「号码就不留了，能不能再便宜点」) may be told them; a
+    contact request still fails.
     """
     hit = find_contact_request(turn.reply, p.contact_patterns)
     if hit:
@@ -1346,9 +1350,14 @@ _ASKS_HOW = re.compile(r"(电话|号码|地址)(是)?多少|怎么(预约|约|�
                        r"|(预约|参观|报名)(方式|流程)"
                        r"|我自己(打|约|去|联系)|\bhow (do|can) i (book|reach|contact|get there)\b",
                        re.IGNORECASE)
-#: the user asks about offers (「有什么优惠吗」「any promotions?」)
+#: the user asks about offers or the price (「有什么优惠吗」「号码就不留了，这车能不能再便宜点」
+#: 「any promotions?」), not when a price is what they refuse (「多少钱都不买了」)
 _ASKS_OFFERS = re.compile(r"(有|有没有)(什么)?(活动|优惠|折扣|促销)|(活动|优惠|折扣)(吗|么|嘛|呢)"
-                          r"|\b(any|are there)\s+(promotions?|discounts?|deals?|offers?)\b", re.I)
+                          r"|(能|可以|能不能|可不可以)(再)?(便宜|少|优惠|降)|便宜(点|些|一点|一些)"
+                          r"|最低(多少|价|能)|多少钱(?![^，,。！？!?]{0,3}(都|也)不)|什么价"
+                          r"|价格(是)?多少"
+                          r"|\b(any|are there)\s+(promotions?|discounts?|deals?|offers?)\b"
+                          r"|\b(cheaper|lowest price|best price)\b", re.I)
 
 
 # -- across the dialog --------------------------------------------------------------------

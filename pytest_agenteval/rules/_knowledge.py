@@ -236,9 +236,12 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
     # a number written in dashed groups (「400-820-1234」) grounds its digits run together
     joined: list[tuple[float, bool, str | None]] = [
         (float(m.group(0).replace("-", "")), False, None) for m in _GROUPS.finditer(text)]
+    spans = number_spans(prepared)
     found = joined + [(v, bool(_BOUND_AFTER.match(prepared, e) or _BOUND_BEFORE.search(
-        prepared[max(0, s - 4):s])), _measure(prepared, e, s))
-        for s, e, _, v in number_spans(prepared)]
+        prepared[max(0, s - 4):s])), _measure(prepared, e, s)) for s, e, _, v in spans]
+    # a percentage is its share too (首付最低30% grounds 「8.98万 × 0.3」)
+    found += [(round(v / 100, 6), False, None) for _, e, _, v in spans
+              if prepared.startswith("%", e)]
     # a length, a weight or a time in the smaller unit too (2.2米 grounds 「220厘米」)
     found += [(v * factor, bound, smaller) for v, bound, unit in list(found)
               for smaller, factor in _SMALLER.get(unit or "", ())]
@@ -292,8 +295,12 @@ _COUNT = re.compile(r"(?<![一二两三四五六七八九十百千万零〇\d.])
                     r"(十[一二三四五六七八九]|[二两三四五六七八九十])"  # (not 一: 「一盒多重」)
                     r"(?=(个人|个|位|人|间|套|台|辆|张|份|晚|层|件|只|条|双|把|盒|瓶|箱|桌))")
 #: a sum shown with its working (「298×3=894元」): its result is grounded by its operands
-_TIMES, _PLUS = frozenset("×xX*＊"), frozenset("+＋")
-_OPS = _TIMES | _PLUS | frozenset("÷/")
+_TIMES, _PLUS, _MINUS = frozenset("×xX*＊"), frozenset("+＋"), frozenset("−－")
+_OPS = _TIMES | _PLUS | _MINUS | frozenset("÷/")
+#: a hyphen is a minus only with a space on each side (「12万 - 8.98万」, not 「9:00-18:00」)
+_SPACED_MINUS = re.compile(r"\s-\s")
+#: what says the result is rounded (「8.98万 × 30% ≈ 2.69万」): right within 1%
+_ABOUT = frozenset("≈≒")
 #: what may stand between two numbers of a sum: a unit or a word (「100平方米 =」「CNY 950」)
 _GAP = re.compile(r"[^\d，,。；;！？!?\n]{0,8}")
 
@@ -363,24 +370,27 @@ def _evaluate(expr: str) -> float | None:
 def _worked(text: str) -> list[float]:
     """The results of the sums ``text`` shows with their working (「298×3=894元」「300万 ÷
     100平方米 = 3万元」「25800 × 30% = 7740元」「380 × 2 + 190 = 950」), where they are
-    right: × and ÷ before +, a percentage as its share."""
+    right: × and ÷ before + and −, a percentage as its share; a result after 「≈」 is right
+    within 1% (「8.98万 × 30% ≈ 2.69万」)."""
     spans = [(s, e, v / 100 if text.startswith("%", e) else v)
              for s, e, _, v in number_spans(text)]
     out: list[float] = []
     terms: list[float] = []  # the sum so far, by its added terms; empty: no sum begun
     for (_, end, value), (start, _, after) in itertools.pairwise(spans):
         gap = text[end:start]
-        ops = [c for c in gap if c in _OPS]
+        ops = [c for c in gap if c in _OPS] or ["−"] * len(_SPACED_MINUS.findall(gap))
+        about = not _ABOUT.isdisjoint(gap)
         if not _GAP.fullmatch(gap):
             terms = []
-        elif "=" in gap or "＝" in gap:
-            if terms and abs(sum(terms) - after) < 1e-6 * max(1.0, abs(after)):
+        elif "=" in gap or "＝" in gap or about:
+            slack = 1e-2 if about else 1e-6
+            if terms and abs(sum(terms) - after) < slack * max(1.0, abs(after)):
                 out.append(after)
             terms = []
         elif len(ops) == 1:
             terms = terms or [value]
-            if ops[0] in _PLUS:
-                terms.append(after)
+            if ops[0] in _PLUS or ops[0] in _MINUS:
+                terms.append(after if ops[0] in _PLUS else -after)
             elif ops[0] in _TIMES:
                 terms[-1] *= after
             elif after:
@@ -411,7 +421,9 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     nor 「8月3日」 by 2024-03-08), units convert both ways (90分钟 grounds 「一个半小时」,
     1500ml 「1.5L」), a share off grounds what is paid (优惠30% grounds 「7折」), a fraction
     its percentage (1/4 grounds 「25%」), and a sum in brackets is worked out
-    (「12+3×(3-1)=18元」; read, never run). Numbers
+    (「12+3×(3-1)=18元」; read, never run); a difference (「12万 − 8.98万 = 3.02万」) is worked
+    out too, a result after 「≈」 is right within 1% (「8.98万 × 30% ≈ 2.69万」), and a
+    percentage grounds its share (首付30% grounds 「8.98万 × 0.3」). Numbers
     inside an ``ignore`` pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
     ``history`` (every earlier message), ``user`` (only the user's earlier
