@@ -304,3 +304,36 @@ def test_every_vocabulary_finds_the_same_with_its_filter() -> None:
             assert ([m.span() for m in fast.finditer(text)]
                     == [m.span() for m in plain.finditer(text)]), (vocabulary[:3], text)
     assert filtered >= 10  # the filter is in use, not silently off
+
+
+@pytest.mark.parametrize("name", ["_SELF_SERVED", "_DISCLAIMED", "_PRECONDITION"])
+def test_a_clause_pattern_tried_at_clause_starts_finds_what_a_full_search_does(
+        name: str) -> None:
+    """A pattern that takes a whole clause is tried only where a clause starts (and after
+    its own end): it substitutes exactly what the same pattern tried everywhere does, in
+    every trap text and in texts made to need the positions it skips."""
+    import re
+    from pathlib import Path
+
+    from pytest_agenteval.rules import _dialog
+    from pytest_agenteval.rules._text import normalize
+    from pytest_agenteval.yamlio import load_yaml
+
+    fast = getattr(_dialog, name)
+    start = fast.pattern.index(")") + 1  # the lookbehind it starts with
+    assert fast.pattern.startswith("(?<![^")
+    everywhere = re.compile(fast.pattern[start:], fast.flags)
+    root = Path(__file__).resolve().parent.parent
+    texts = {"分期方案需要店家确认～还要核实一下，价格以店家核算为准",
+             "需要确认~需要核实~好的", "可以在官网下载，也可以去公众号查看\n最终以到店为准。",
+             "您说了不算吗？我也不确定；报价单要店家核算"}
+    for path in sorted((root / "tests" / "data").glob("*traps*.yaml")):
+        for entry in load_yaml(path).data:
+            texts.update(normalize(entry[k]) for k in ("reply", "text")
+                         if isinstance(entry.get(k), str))
+    changed = 0
+    for text in texts:
+        want = everywhere.sub("，", text)
+        assert fast.sub("，", text) == want, text
+        changed += want != text
+    assert changed >= 3  # the texts exercise the pattern, not only its misses
