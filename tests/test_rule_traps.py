@@ -145,7 +145,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: held-out set for the contact rules, twelve more trades (57 of 64), and a tenth on whose
 #: number the user gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64), and a
 #: twelfth on the contact rules (43 of 64), and a thirteenth (31 of 64) and a fourteenth (47 of
-#: 64), and long conversations again (``situation_traps_dialogs2.yaml``: 52 of 64).
+#: 64), and long conversations again (``situation_traps_dialogs2.yaml``: 52 of 64) and a third
+#: time (``situation_traps_dialogs3.yaml``: 59 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -167,7 +168,7 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_holdout9.yaml", "situation_traps_contact10.yaml",
                       "situation_traps_holdout11.yaml", "situation_traps_holdout12.yaml",
                       "situation_traps_holdout13.yaml", "situation_traps_dialogs2.yaml",
-                      "situation_traps_holdout14.yaml")
+                      "situation_traps_holdout14.yaml", "situation_traps_dialogs3.yaml")
     for trap in _read(name)]
 
 

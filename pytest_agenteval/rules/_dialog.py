@@ -80,7 +80,7 @@ _DONE = (r"(?<!已)(?<!已经)(?<!为您)(?<!帮您)(?<!无需)(?<!不需要)(?<
 _NUM = (r"(?<!预约)(?<!订单)(?<!会员)(?<!车牌)(?<!身份证)(?<!快递)(?<!排队)(?<!挂号)(?<!验证)"
         r"(?<!房间)(?<!座位)(?<!取件)(?<!工)(?<!编)(?<!账)(?<!单)号码")
 #: whose or which contact: 「再留一个备用联系电话」「紧急联系人的电话」 ask for a contact too
-_WHICH = (r"(备用|其他|另外的?|另一个|常用的?|有效的?|真实的?|本人的?|正确的?|准确的?|最新的?"
+_WHICH = (r"(备用|其他|另外的?|另一个|常用的?|有效的?|真实的?|本人的?|正确的?|准确的?|最新的?|新的?"
           r"|完整的?|"
           r"(能|可以|方便)(联系|联络|打通|接通)(上|到)?(您|你)?的|"
           r"[\u4e00-\u9fff]{0,2}(紧急联系人|家里其他人|家里人|家里|其他家人|家人|家长|朋友|同事)的?)?")
@@ -781,7 +781,9 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
     The text before the first contact request must hold more than ``openers``
     (greetings, thanks, 「如果方便的话」「为了方便店家联系您」「怎么称呼您」)
     and ``lead_ins`` (「麻烦」「请」「先」): 「标价8.98万，留个手机号…」 passes;
-    「您好！方便留个电话吗？」 and 「好的！为了方便联系您，麻烦留个手机号。」 fail.
+    「您好！方便留个电话吗？」 and 「好的！为了方便联系您，麻烦留个手机号。」 fail, and so does one
+    whose words before the request are one sentence back on an earlier question (「补充下您
+    之前问的过户情况：0次过户。您留个手机号…」) while the user's message asks another.
     A reply that asks for nothing passes.
     """
     regex = compile_any(p.patterns)
@@ -808,11 +810,39 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
             head = head[m.end():]  # 「OK～ 麻烦留个…」: an opener without punctuation
         if lead_in is not None:
             head = lead_in.sub("", head)
+        if len(head) < 2 and said and (earlier := _earlier_only(text, said, turn.input)):
+            return RuleOutcome.failed("answers only an earlier question before asking for the "
+                                      "contact", earlier)
         if said or len(head) >= 2:
             return RuleOutcome.passed("answers before asking for the contact",
                                       "，".join([*said, head]) if said else head)
         return RuleOutcome.failed("asks for the contact before answering", hit.group(0))
     return RuleOutcome.passed("no contact request")
+
+
+#: a reply that turns back to an earlier question (「补充下您最早问的过户情况：」「回到您之前
+#: 问的油耗」), and what that question was about
+_EARLIER = re.compile(r"(补充|回到|回复|回答|再说|顺便说|接着说)(一)?下?[^，,。！？!?：:]{0,3}"
+                      r"(最早|最开始|一开始|之前|刚才|前面|上次|早前)(问|提|说)(的|到的|过的)"
+                      r"([^，,。！？!?：:\s]{0,8})")
+_TOPIC_END = re.compile(r"(情况|问题|事情|事|那个|这个|方面)$")
+
+
+def _earlier_only(text: str, said: list[str], user_input: str) -> str | None:
+    """The words before a contact request when all of them are one sentence answering an
+    earlier question (「补充下您最早问的过户情况：这台是0次过户，一手车。您留个手机号…」)
+    while the user's message asks something else (「店在哪个区啊？」), else None."""
+    m = _EARLIER.search(text, 0, text.find(said[0]) + len(said[0]))
+    if m is None or not any(asked(user_input)):
+        return None
+    topic = _TOPIC_END.sub("", m.group(6))
+    if len(topic) >= 2 and topic in normalize(user_input):  # the same question asked again
+        return None
+    end = _SENTENCE_GAP.search(text, m.end())
+    stop = end.start() if end else len(text)
+    if all(m.start() <= text.find(c) < stop for c in said if c not in m.group(0)):
+        return "，".join(said)
+    return None
 
 
 class ChannelNotOffered(Compiles):
@@ -1478,7 +1508,10 @@ class NotAfter(Compiles):
     #: a clause saying the forbidden thing stops (「后续不会再向您推送其他车辆及活动信息」)
     #: names it without saying it
     stops: tuple[str, ...] = (r"(不会|不再|不会再)[^，,。！？!?；;]{0,8}(推送|推荐|发送|打扰|联系)",
-                              r"(关闭|停止|取消)[^，,。！？!?；;]{0,6}(推送|推荐)")
+                              r"(关闭|停止|取消)[^，,。！？!?；;]{0,6}(推送|推荐)",
+                              # 「其他车源就不打扰您了」
+                              r"(就|也|都|便)不(再|多)?(给(您|你))?(打扰|推荐|推|介绍)(您|你)?"
+                              r"(了|啦|喇|咯)")
 
 
 @rule("not_after", params=NotAfter)

@@ -202,7 +202,8 @@ def user_gave_contact(p: ContactGiven, turn: TurnView) -> str | None:
     # a number split over two messages (「我号码是135 8827」, then 「4093」「后四位 0123」)
     for later, earlier in itertools.pairwise(texts):
         rest = _REST.sub("", later, count=1)
-        if (found := _theirs(regex, earlier + " " + rest)) is not None:
+        # (「我号码是138-0013-」 sent early, then 「8000」: the dangling dash joins them)
+        if (found := _theirs(regex, earlier.rstrip(" -") + " " + rest)) is not None:
             return found
     return None
 
