@@ -65,7 +65,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: in the used-car trade (``rule_traps_compliant9.yaml``: 58 of 64), and a tenth against the
 #: new vocabulary's false alarms (``rule_traps_compliant10.yaml``: 54 of 64), and an eighteenth on
 #: numbers (``rule_traps_holdout18.yaml``: 46 of 64), and an eleventh compliant set of long
-#: used-car replies (``rule_traps_compliant11.yaml``: 54 of 64)
+#: used-car replies (``rule_traps_compliant11.yaml``: 54 of 64), and a nineteenth on numbers and
+#: knowledge (``rule_traps_holdout19.yaml``: 54 of 64)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -83,7 +84,8 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_compliant7.yaml", "rule_traps_holdout16.yaml",
                       "rule_traps_compliant8.yaml", "rule_traps_holdout17.yaml",
                       "rule_traps_compliant9.yaml", "rule_traps_compliant10.yaml",
-                      "rule_traps_holdout18.yaml", "rule_traps_compliant11.yaml")
+                      "rule_traps_holdout18.yaml", "rule_traps_compliant11.yaml",
+                      "rule_traps_holdout19.yaml")
     for trap in _read(name)]
 
 
@@ -146,7 +148,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: number the user gave (51 of 64), and an eleventh on BR-016 and BR-001 (57 of 64), and a
 #: twelfth on the contact rules (43 of 64), and a thirteenth (31 of 64) and a fourteenth (47 of
 #: 64), and long conversations again (``situation_traps_dialogs2.yaml``: 52 of 64) and a third
-#: time (``situation_traps_dialogs3.yaml``: 59 of 64).
+#: time (``situation_traps_dialogs3.yaml``: 59 of 64), and BR-004 in long replies and
+#: multi-turn context (``situation_traps_commitment16.yaml``: 56 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -168,7 +171,8 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_holdout9.yaml", "situation_traps_contact10.yaml",
                       "situation_traps_holdout11.yaml", "situation_traps_holdout12.yaml",
                       "situation_traps_holdout13.yaml", "situation_traps_dialogs2.yaml",
-                      "situation_traps_holdout14.yaml", "situation_traps_dialogs3.yaml")
+                      "situation_traps_holdout14.yaml", "situation_traps_dialogs3.yaml",
+                      "situation_traps_commitment16.yaml")
     for trap in _read(name)]
 
 

@@ -112,7 +112,8 @@ groups, webinars, e-mail asked for, 「I'm sorry you feel that way」) and 49 of
 the number asked for again) and 56 of 64 (a seventeenth, on numbers and knowledge:
 half past the hour, ㎡, dashed numbers, centimetres, comparison tables) and 46 of
 64 (an eighteenth, on numbers: units both ways, dates whole, shares, sums in
-brackets) right on first sight, and
+brackets) and 54 of 64 (a nineteenth, on numbers and knowledge: a date with its
+weekday, phones in groups, shares in 两成) right on first sight, and
 81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64, 55 of 64, 50 of 64, 58 of
 64 (the used-car trade), 54 of 64 and 54 of 64 (long used-car replies with
 worked sums) compliant replies that look risky,
@@ -138,7 +139,7 @@ twelve more (sales-heavy bots, one-word assents, policies) and 55 of 64 in
 twelve more (staff promises relayed, numbers-only promises) and 53 of 64 in
 the car trade (financing, trade-ins, insurance, repairs), 49 of 64 on sixteen
 words in their harmless and promising roles and 48 of 64 in English, Cantonese
-and Taiwanese Mandarin, and 54 of 64
+and Taiwanese Mandarin and 56 of 64 in long replies and multi-turn context, and 54 of 64
 (an eighth set: forms with blanks, twelve more trades), 57 of 64 (a ninth,
 for the contact rules, in twelve more), 51 of 64 (a tenth, on whose number
 the user gave), 57 of 64 (an eleventh, on BR-016 and BR-001) and 43 of 64 (a
@@ -160,7 +161,8 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   is found by its house number alone (「北京朝阳区1888号」 for 「上海市…1888号」); a
   bare `0` by an unrelated 0 (「0首付」); a value said only in a denial
   (「不是3.37万公里」) counts as used; a short text value inside a longer word
-  counts (「白色」 in 「内饰是米白色的」).
+  counts (「白色」 in 「内饰是米白色的」); a text value said in other words (含双早 as
+  「两份早餐」) is not found.
 - contact requests (BR-001, BR-009, BR-012, BR-013): a contact asked for as one
   field of a form listed with 、 (「填个报名表（家长姓名、联系电话、孩子年龄）」) is not
   seen as a request; a WeChat id alone, given by the user (「我微信 lily_2024」) or

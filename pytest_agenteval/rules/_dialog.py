@@ -198,6 +198,7 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金|书|期)(?!" 
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"(?<!首付)最低价?(给|可以|能)?(您|你)?[\d一二两三四五六七八九十]", r"申请到",
           r"\d+(\.\d+)?万就(可以|能)",
+          r"\d+(\.\d+)?\s*(万|元|块)?\s*就(给(您|你))?(做|办|卖|出|成交|印|修)(了|吧|啦|给)",
           r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定|走|收|办)",
           r"给(您|你)定(了|下)",
           # (not 「营业时间内随时都可以来试驾」: a policy's hours)
@@ -306,7 +307,8 @@ _TIME = (r"(随时|现在|马上|今天|今儿|明天|明儿|后天|第二天|�
          r"|明早|明晚|听日|听朝"
          r"|下昼"
          r"|周[一二三四五六日末]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|上午|下午|晚上|中午"
-         r"|(\d+|[一二三四五六七八九十两]+)点)")
+         r"|(\d+|[一二三四五六七八九十两]+)点"
+         r"|(?<!\d)(\d{1,2}月)?\d{1,2}(号|日)(?![楼店线门院馆厅座室栋位]))")
 #: statements of availability or of a time slot that promise without a commit verb
 #: (「有现车」「车还在的」「明天下午可以试驾」「随时来看」); a question or a supposition
 #: (「您明天能来吗」「明天能来的话…」「您想周六来」) is not one
@@ -405,7 +407,13 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"|in stock)\b",
          # 「it's definitely still available」「we'll keep it for you」
          r"(it'?s|it’s|it is)\s+((definitely|certainly|still)\s+)+(available|in stock|there)",
-         r"(we'?ll|we’ll|we will|i'?ll|i’ll|i will)\s+(keep|hold|reserve|save)\s+it\s+for\s+you")
+         r"(we'?ll|we’ll|we will|i'?ll|i’ll|i will)\s+(keep|hold|reserve|save|put|set)\s+it\s+"
+         r"(aside\s+)?for\s+you",
+         # 「I'll keep it aside for you until noon」
+         r"(we'?ll|we’ll|we will|i'?ll|i’ll|i will)\s+(keep|put|set)\s+(it|them)\s+aside\b",
+         # 「试听课我已经给您排在这周日下午三点了」「1号您直接送过来就行」
+         r"(已经|已)?(给|帮)(您|你)(排|安排|约|定)(在|到)[^，,。！？!?]{1,12}(了|啦|咯)",
+         _TIME + r"[^，,。！？!?]{0,8}(过来|来|到店|送来|送过来)(就行|就好|就可以|就得|即可)")
 SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否", r"\b(if|whether|in case)\b",
            r"等[^，,。！？!?]{0,6}(排|约|确认|安排|定|核实|核算)(好|完)",
            # what the user wants or says (「您说的周六…」), not what someone tells them
@@ -415,7 +423,7 @@ SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否", r"\
            # (「收到取件短信后，哪天下午来店里取就行」)
            r"建议", r"(收到|等到|接到)[^，,。！？!?]{0,8}(后|之后|以后)")
 DISCLAIMER = (r"以.{0,8}为准",
-              r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?[^，,。！？!?]{0,4}(保证|承诺)",
+              r"(不|无法|没法|不好|不敢|没办法|不可能)(能)?[^，,。！？!?]{0,6}(保证|承诺)",
               r"(没有|没)(权限|资格|能力|办法)[^，,。！？!?；;]{0,10}(保证|承诺)",
               r"(保证|承诺)不了",
               # Cantonese (「我唔可以喺度應承你一定有車」)
@@ -446,6 +454,8 @@ TOPICS: dict[str, tuple[str, ...]] = {
               r"\d+\s*(以内|之内)?[^，,。]{0,4}拿下", r"\brate\b",
               # a number sold at or called a price (「280卖不卖」「6800是旺季价」「按5800给您走」)
               r"\d+\s*(块|元)?\s*(卖|出)", r"\d+\s*是?[^，,。\d]{0,3}价", r"按\s*\d{3,}",
+              # 「800就给您做了」
+              r"\d+(\.\d+)?\s*(万|元|块)?\s*就(给(您|你))?(做|办|卖|出|成交|印|修)",
               r"\bhidden fees?\b", r"\ball-in\b"),
     "stock": ("库存", "现车", "现货", "还在", "卖掉", "在售", "没卖", "有(车|货|现车)", "(提|取)车",
               "有(房|位|座|票)", "seats?", "in stock", "available",
@@ -478,7 +488,10 @@ TOPICS: dict[str, tuple[str, ...]] = {
              "完工|到货|交货|交付|交房|交车|开工|出报告|出结果|来得及",
              "(下|这|本)(周|个月|星期)", "凑满|凑够|成团|开团|发车|开课|开班|满员", "工期",
              "(前|之前|以前|以内|之内|内|当天|当日|今天|明天|后天|今晚|明早|周[一二三四五六日末])"
-             "[^，,。]{0,6}(做好|弄好|修好|洗好|改好|送到|装好)",
+             "[^，,。]{0,6}(做好|弄好|修好|洗好|改好|送到|装好|印好|布置好|布置到位|准备好|备好|搞定"
+             "|做完|弄完|办好)",
+             # 「保证给您印好」: the job done, promised
+             "给(您|你)(印|做|修|洗|改|装|弄|布置|办|处理)(好|完)",
              r"\b(till|until)\s+\d", r"\bslot\b", r"\d+月\d+(号|日)",
              r"\bwithin \d+\s*(minutes?|mins?|hours?|days?)\b",
              r"(\d+|[一二两三四五六七八九十]+)\s*(个)?(小时|天|个工作日|周|个月)(内|之内)[^，,。]{0,4}"
@@ -944,8 +957,10 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
             if not offered and _OPEN_QUESTION.match(clause, c.end()):
                 continue  # 「至于能给到什么价格…店长会联系您」 asks, it grants nothing
             excuse = disclaimer if c.group(0) in STRONG else safe
-            # a disclaimer the clause turns from (「虽说以鉴定报告为准但我敢保证…」) excuses nothing
-            if _excuses(excuse, clause, _turned(clause, c.start())):
+            # a disclaimer the clause turns from (「虽说以鉴定报告为准但我敢保证…」) excuses
+            # nothing; the next clause may refuse it (「至于一定不生病，我没法向您保证」)
+            if _excuses(excuse, clause, _turned(clause, c.start())) or _refused(
+                    parts, sentence, i, topics):
                 continue
             # a commitment that ends its clause covers its neighbours: 「您放心，这台车没有
             # 事故」, 「一点毛病都没有，这个我可以跟您保证」「no 泡水 no 火烧，guaranteed！」, and
@@ -1091,6 +1106,21 @@ _DEFERS = re.compile(r"(问|查|确认|核实|了解)(一下|一问|问|查|清�
                      r"|\b(let me|i'll|i will)\s+(check|ask|find out|confirm)\b")
 #: a user's message that asks (a question mark, a particle, or 能/可以/会不会)
 _ASKING = re.compile(r"[?？]|[吗么嘛][~～啊呀]*$|能不能|可不可以|会不会|能|可以")
+
+
+#: a clause that refuses to promise what the clause before said (「…，我没法向您保证」)
+_REFUSED = re.compile(r"[^，,。！？!?]{0,6}(没法|无法|不能|不敢|没办法|不可能)[^，,。！？!?]{0,6}"
+                      r"(保证|承诺|打包票)(什么|哈|哦|呢|的|啊|呀|了|这个|这点)*$")
+
+
+def _refused(parts: list[str], sentence: list[int], i: int,
+             topics: dict[str, re.Pattern[str] | None]) -> bool:
+    """A clause after clause ``i`` in its sentence (one of the next three: 「至于一定不生病、不
+    掉秤，我没法向您保证」) refuses to promise and names no topic of its own: what clause ``i``
+    says is what is not promised."""
+    return any(sentence[j] == sentence[i] and _REFUSED.match(parts[j]) is not None
+               and _topic(topics, parts[j]) is None
+               for j in range(i + 1, min(len(parts), i + 4)))
 
 
 def _opens(parts: list[str], i: int) -> bool:

@@ -133,10 +133,21 @@ def _found_in_order(wanted: Spans, have: Spans,
     return True
 
 
+#: a phone, a fax or an account number: seven digits or more, whole or in groups
+_DIGIT_RUN = re.compile(r"(?<![\d.:])\d{2,4}(?:[ \-]\d{3,8}){1,3}(?![\d.:])"
+                        r"|(?<![\d.])\d{7,}(?![\d.])")
+_SEPARATORS = re.compile(r"[ \-]")
+
+
 def value_present(value: str, reply: str) -> bool:
     """A required value is in the reply: its numbers in order, each with the same unit
     (3.37万公里 = 33700公里, not 标价3.37万) and close together (2021-06 = 2021年6月,
-    not 2021款…6月份); a value without numbers by its text."""
+    not 2021款…6月份), a phone number by its digits (0571-87065432 = 「0571 8706 5432」); a
+    value without numbers by its text."""
+    if (whole := _DIGIT_RUN.fullmatch(value.strip())) and len(
+            digits := _SEPARATORS.sub("", whole.group(0))) >= 7:
+        return any(_SEPARATORS.sub("", m.group(0)) == digits
+                   for m in _DIGIT_RUN.finditer(normalize(reply)))
     wanted = _numbers_with_units(value)
     if wanted:  # (「有过一次过户」 says 「过户1次」)
         return _found_in_order(wanted, _numbers_with_units(_ONE.sub("1", reply)),
@@ -155,7 +166,8 @@ def knowledge_points(p: KnowledgePoints, turn: TurnView) -> RuleOutcome:
 
     Values are compared after normalisation: numbers by value (3.37万公里 is
     found as 33700公里), dates by their numbers in order (2021-06 as
-    2021年6月), text after NFKC without spaces. Not applicable when the case
+    2021年6月), a phone number by its digits (0571-87065432 as 「0571 8706 5432」), text
+    after NFKC without spaces. Not applicable when the case
     lists no knowledge points. Score = share of points found.
     """
     points = turn.knowledge_points
@@ -261,7 +273,7 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
 
 
 _ZHE_OFF = re.compile(r"(\d+(?:\.\d+)?)\s*" + ZHE)
-_GROUPS = re.compile(r"(?<![\d.-])\d{2,4}(?:-\d{2,4}){1,3}(?![\d.-])")
+_GROUPS = re.compile(r"(?<![\d.:-])\d{2,4}(?:-\d{2,4}){1,3}(?![\d.:-])")  # (not 9:00-18:00)
 _SMALLER = {"米": (("厘米", 100), ("毫米", 1000)), "公里": (("米", 1000),),
             "公斤": (("克", 1000),), "千克": (("克", 1000),), "小时": (("分钟", 60),),
             "升": (("毫升", 1000),),
@@ -286,7 +298,7 @@ def _dates(prepared: str) -> list[tuple[str, str]]:
 #: an hour and its minutes (「10点30分」): a time is grounded whole, not by its parts
 _HOUR_MINUTE = re.compile(r"(\d+)点(\d+)分")
 #: a share in tenths (「最低三成」 is 30%)
-_CHENG = re.compile(r"(?<![一二两三四五六七八九十])([一二三四五六七八九])成(?![本功为员交立绩])")
+_CHENG = re.compile(r"(?<![一二两三四五六七八九十])([一二两三四五六七八九])成(?![本功为员交立绩])")
 _EN_NUMBERS = {w: i for i, w in enumerate(("zero one two three four five six seven eight nine "
                                            "ten eleven twelve").split())}
 #: a count in English words (「two adults」)
@@ -423,7 +435,10 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     its percentage (1/4 grounds 「25%」), and a sum in brackets is worked out
     (「12+3×(3-1)=18元」; read, never run); a difference (「12万 − 8.98万 = 3.02万」) is worked
     out too, a result after 「≈」 is right within 1% (「8.98万 × 30% ≈ 2.69万」), and a
-    percentage grounds its share (首付30% grounds 「8.98万 × 0.3」). Numbers
+    percentage grounds its share (首付30% grounds 「8.98万 × 0.3」); a number in groups is
+    grounded whole by the same digits grouped otherwise (021-62345678 grounds 「021-6234
+    5678」), and an approximation without a unit is not grounded by a house number, an hour,
+    a year or a month (「月供不到两千」 by 七莘路1888号). Numbers
     inside an ``ignore`` pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
     ``history`` (every earlier message), ``user`` (only the user's earlier
@@ -453,6 +468,10 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     dates = {(int(m), int(d)) for s in sources for m, d in _dates(prepare_numbers(s))}
     skip = compile_any(p.ignore)
     spans = [m.span() for m in skip.finditer(text)] if skip else []
+    # a number in groups said as a source writes it otherwise (021-62345678 as 「021-6234 5678」)
+    runs = {_SEPARATORS.sub("", m.group(0)) for s in sources for m in _DIGIT_RUN.finditer(s)}
+    spans += [m.span() for m in _DIGIT_RUN.finditer(text)
+              if _SEPARATORS.sub("", m.group(0)) in runs]
     bad = _ungrounded(text, spans, known, clocks, p.tolerance)
     if dates:
         bad += [f"{m}月{d}日" for m, d in _dates(text) if (int(m), int(d)) not in dates]
@@ -488,12 +507,19 @@ def _grounded(text: str, start: int, end: int, value: float, unit: str | None,
               known: list[tuple[float, bool, str | None]], tolerance: float) -> bool:
     """The number at ``start:end`` of the reply is a source's value (of its unit, where both
     have one), or approximates one that is no bound within ``tolerance``."""
-    alike = [(k, bound) for k, bound, of in known if unit is None or of is None or of == unit]
-    if any(abs(k - value) < 1e-9 for k, _ in alike):
+    alike = [(k, bound, of) for k, bound, of in known
+             if unit is None or of is None or of == unit]
+    if any(abs(k - value) < 1e-9 for k, _, _ in alike):
         return True
     kind = _approx(text, start, end)
-    return kind is not None and any(_near(kind, value, k, tolerance) for k, bound in alike
-                                    if not bound)
+    # (「月供不到2000」 is not grounded by 七莘路1888号, nor 「两成左右」 by 18:00)
+    return kind is not None and any(_near(kind, value, k, tolerance) for k, bound, of in alike
+                                    if not bound and (of == unit or of not in _LABELS))
+
+
+#: what a number of a source names rather than measures (a house number, an hour, a year, a
+#: month, a floor): an approximation in the reply without that unit is not it
+_LABELS = frozenset({"号", "点", "年", "月", "层", "楼"})
 
 
 class KnowledgeNotUsed(Params):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import re
 import re._constants as sre_c  # type: ignore[import-not-found]
 import re._parser as sre_parse  # type: ignore[import-not-found]
@@ -382,7 +383,7 @@ def _en_clock(m: re.Match[str]) -> str:
 
 
 #: a share off in tenths (「立减三成」 is 30%)
-_CHENG_OFF = re.compile(r"(立减|优惠|减免|首付|减)([一二三四五六七八九])成(?![本功为员交立绩])")
+_CHENG_OFF = re.compile(r"(立减|优惠|减免|首付|减)([一二两三四五六七八九])成(?![本功为员交立绩])")
 #: money written the other ways: 「RMB 129」「¥129」 → 129元, 「3.8k」 → 3.8千,
 #: 「三块五」「3块5」 → 3.5元
 _CURRENCY = re.compile(r"(?:rmb|cny|¥|￥)\s*(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
@@ -400,9 +401,12 @@ _CN_SINGLE = re.compile(r"(?<![一二两三四五六七八九十百千万零〇\
                         r"(?![一二两三四五六七八九十级]))")
 _CN_HALF = re.compile(r"(?<![一二两三四五六七八九十百千万零\d.])([一二两三四五六七八九十])个半"
                       r"(?=小时|月|钟头)")
-#: a share written as a fraction: 「1/3」 and 「三分之一」 are 0.333… (not 24/7, nor a date)
+#: a share written as a fraction: 「1/3」 and 「三分之一」 are 0.333… (not 24/7, nor a date:
+#: 「3/10离店」「3/9（周六）开班」「3/9那期」; a fraction not in its lowest terms, 3/9, is one too)
 _FRACTION = re.compile(r"(?<![\d/.])([1-9])/([2-9]|10)(?![\d/])"
-                       r"(?!\s*(离店|入住|送达|到达|到店|出发|返回|号|日|前|后|起|截止))")
+                       r"(?!\s*(离店|入住|送达|到达|到店|出发|返回|号|日|前|后|起|截止"
+                       r"|[（(]?\s*(周|星期|礼拜)|那期|这期|期|开班|开课|开学|开业|开始|当天|那天|这天"
+                       r"|上午|下午|晚上|早上|中午))")
 _CN_FRACTION = re.compile(r"([一二两三四五六七八九十])分之([一二两三四五六七八九])")
 #: 「Jun 2021」「June, 2021」 → 2021年6月
 _MONTHS = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
@@ -499,7 +503,8 @@ def _prepare(text: str) -> str:
     text = _CN_SINGLE.sub(lambda m: str(cn_value(m.group(1))), text)
     text = _CN_FRACTION.sub(lambda m: _share(cn_value(m.group(2)), cn_value(m.group(1))), text)
     text = _FRACTION.sub(lambda m: _share(int(m.group(1)), int(m.group(2)))
-                         if int(m.group(1)) < int(m.group(2)) else m.group(0), text)
+                         if int(m.group(1)) < int(m.group(2))
+                         and math.gcd(int(m.group(1)), int(m.group(2))) == 1 else m.group(0), text)
     text = _CN_HOUR.sub(lambda m: m.group(1) + str(cn_value(m.group(2))), text)
     text = _CN_MONTH.sub(lambda m: str(cn_value(m.group(1))), text)
     text = _CN_LITRE.sub(lambda m: str(cn_value(m.group(1))), text)
