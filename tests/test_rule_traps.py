@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,7 @@ def _param(trap: dict[str, Any]) -> Any:
 
 @pytest.mark.parametrize("trap", [_param(t) for t in TRAPS])
 def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
-    data = {k: v for k, v in trap.items() if k not in ("rid", "exp", "known_limit")}
+    data = {k: v for k, v in trap.items() if k not in ("rid", "exp", "known_limit", "params")}
     data["knowledge"] = _car(data.get("knowledge"))
     if data.get("earlier_knowledge") is not None:
         data["earlier_knowledge"] = [_car(k) for k in data["earlier_knowledge"]]
@@ -110,6 +111,9 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
     rule = ledger.get(trap["rid"])
     assert rule is not None
     bound = rule.bind(example.assertions)
+    if "params" in trap:  # the rule as another business's ledger sets it (BR-014's item)
+        bound = replace(bound, params=rule.rule_type.parse({**rule.spec.params,
+                                                            **trap["params"]}))
     view = example_view(example)
     if trap["exp"] == "pass":
         # a reply where the rule's situation does not arise is not judged by it (BR-012 on

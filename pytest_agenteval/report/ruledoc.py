@@ -194,7 +194,9 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
 - `knowledge_not_used`: BR-014 of the shipped ledger reads the dealer's
   knowledge (`paths: [carConfigInfo]`, `title: carConfigInfo.title`): another
   business names its item's fields and title in its own ledger, or the rule
-  sees nothing of its knowledge; a year alone (「2021年的车」 for a 2021款) is not
+  sees nothing of its knowledge (the traps of other businesses carry those
+  `params`); an approximation without a unit (「五千左右」 for 4980元) is not
+  its fact; a year alone (「2021年的车」 for a 2021款) is not
   recognised as this car's fact, nor is a part of the title (the 1.5L of
   「2021款 大众朗逸 1.5L 自动舒适版」); facts without a telling number (colour,
   gearbox) are not compared by default (`numeric_only`), so 「那台Civic是白色的，

@@ -590,11 +590,19 @@ def _by_column(text: str) -> str:
     return "\n".join(out)
 
 
+_BOOK_TITLE = re.compile(r"《([^《》]{1,30})》")
+
+
 def _names(title: str) -> tuple[str, ...]:
     """How a reply names the item with this title: its first word without digits (the make
     and model) and that word's endings (大众朗逸 → 大众朗逸, 众朗逸, 朗逸); a trim such as
     自动舒适版 is shared by other cars of the model and names none."""
+    # a title in 《》 is named by what it quotes (「《流浪地球2》」「《三体》全集（全3册）」)
+    if quoted := _BOOK_TITLE.findall(normalize(title)):
+        return tuple(quoted)
     words = [w for w in normalize(title).split() if w and not _DIGIT.search(w)]
+    if not words:  # (「依视路钻晶A4 1.60」: the name before its first digit)
+        words = [w for w in [_DIGIT.split(normalize(title))[0].strip()] if len(w) >= 2]
     if not words:
         return ()
     first = words[0]
@@ -618,7 +626,9 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     ``tolerance`` with its unit (「三万多公里」 for 3.37万公里). A value the user said
     themselves may be repeated. A fact said only in sentences that name this turn's item
     (a word of ``title``'s value, or of ``this_item``) is offered as this item's: 「思域查不
-    到。您可以看看这台朗逸，3.37万公里」 passes. Not applicable without knowledge.
+    到。您可以看看这台朗逸，3.37万公里」 passes. A title in 《》 is named by what it quotes
+    (「《流浪地球2》」), one whose every word has a digit by its name before the first
+    (「依视路钻晶A4 1.60」). Not applicable without knowledge.
     """
     if not turn.knowledge:
         return RuleOutcome.not_applicable("no knowledge this turn")
