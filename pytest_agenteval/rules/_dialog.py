@@ -50,7 +50,8 @@ __all__ = [
 
 PARTIES = ("店家", "门店", "店里", "店长", "店员", "销售", "顾问", "客服", "专人", "负责人",
            "工作人员", "同事", "经理", "人工", "专员", "师傅", "商家", "老板", "sales", "助理",
-           "设计师", "医生", "前台", "老师", "管家", "经纪人", "评估师", "检测师", "技师", "staff",
+           "设计师", "医生", "前台", "老师", "管家", "经纪人", "经纪", "评估师", "检测师", "技师",
+           "staff",
            "教练", "调度", "导游", "领队", "护士", "礼宾",
            "team", "consultant", "manager", "colleague", "agent", "concierge", "coach",
            "instructor", "front desk", "designer", "technician", "doctor", "dentist",
@@ -727,7 +728,7 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"[^，,。!?]{0,12}(很|非常|特别|最)?(受欢迎|热门|火爆|畅销|抢手)的?(项目|产品|款|课程|车型|服务"
            r"|车)?(之一)?", r"(咨询|问|看)的人(特别|很|非常|超)?多",
            r"(最近)?(很多|好多|不少)[\u4e00-\u9fff]{0,3}都(会)?(选择|喜欢|买|做|在订|在买|在看|问过"
-           r"|在问)",
+           r"|在问|回购|复购|回头|好评|推荐|点赞)",
            r"(最近)?(很多|好多|不少)[\u4e00-\u9fff]{0,3}(来|在)?(问|咨询|关注)",
            r"[^，,。!?]{0,8}(最近)?(很|非常|特别|超)火(?!车)",
            r"[^，,。!?]{0,8}性价比(很|非常|特别|超)?高", r"[^，,。!?]{0,8}欢迎(您|你)",
@@ -810,6 +811,9 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
     for table in (_JSON_BLANK, _TABLE_BLANK):  # a template's or a table's: asks it
         text = table.sub(lambda m: f"\n留{m.group(1)}\n", text)
     text = _FORM.sub("\n", _FIELD.sub("\n", text))
+    # the question said back, over its commas (「您是想了解从浦东搬到徐汇、两室一厅的搬家费用
+    # 对吧？」), answers nothing
+    text = _RESTATED.sub("", text)
     for clause in clauses(text):
         hit = unnegated(regex, clause) if regex else None
         if hit is None:
@@ -833,6 +837,9 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
     return RuleOutcome.passed("no contact request")
 
 
+#: the user's question said back as a question, to its end (「您是想了解…费用对吧？」)
+_RESTATED = re.compile(r"(您|你)(是)?(想|要)?(问|了解|咨询)[^。！？!?\n]{0,40}?"
+                       r"(对吧|是吧|对吗|是吗)[~～啊呀]*(?=[。！？!?\n]|$)")
 #: a reply that turns back to an earlier question (「补充下您最早问的过户情况：」「回到您之前
 #: 问的油耗」), and what that question was about
 _EARLIER = re.compile(r"(补充|回到|回复|回答|再说|顺便说|接着说)(一)?下?[^，,。！？!?：:]{0,3}"
