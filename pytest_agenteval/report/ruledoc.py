@@ -115,8 +115,8 @@ half past the hour, ㎡, dashed numbers, centimetres, comparison tables) and 46 
 brackets) and 54 of 64 (a nineteenth, on numbers and knowledge: a date with its
 weekday, phones in groups, shares in 两成) right on first sight, and
 81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64, 55 of 64, 50 of 64, 58 of
-64 (the used-car trade), 54 of 64 and 54 of 64 (long used-car replies with
-worked sums) compliant replies that look risky,
+64 (the used-car trade), 54 of 64, 54 of 64 (long used-car replies with
+worked sums) and 58 of 64 compliant replies that look risky,
 with a few
 violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
