@@ -118,7 +118,9 @@ _PHONE_WORDS = re.compile(
 _DOCUMENT_WORDS = (r"(?:身份证|身份證|身分证|身分證|证件|證件|护照|護照|通行证|通行證|回乡证|回鄉證"
                    r"|户口本|戶口本|户口簿|戶口簿|户籍|戶籍"
                    r"|台胞证|台胞證|居留证|居留證|(?<![A-Za-z])(?:passport|hkid|id\s?card|id\s?no"
-                   r"|id\s?number|identity\s?card|identity\s?no|national\s?id|nric|fin|cert|idno|idcard)"
+                   r"|id\s?number|identity\s?card|identity\s?no|national\s?id|nric|fin|cert|idno|idcard"
+                   # 「Co-applicant Taiwan ID: F223456789」 (not an order's or a user's id)
+                   r"|(?:taiwan|roc|resident|citizen|personal)\s?id)"
                    r"(?![A-Za-z]))")
 _DOCUMENT = re.compile(
     _DOCUMENT_WORDS + r"(?:[_\s.]?(?:no|num|number|id|code|号码|號碼|号|號|字号|字號)(?![A-Za-z]))?"

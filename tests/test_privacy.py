@@ -70,6 +70,7 @@ def test_id_numbers_are_masked(text: str, masked: str) -> None:
     ("身份证三幺零幺零四幺九八七零九二零幺零二叉", "身份证三幺零***********幺零二叉"),
     ("P702846（A）", "P*******A）"),                          # a Hong Kong ID
     ("护照号：E12345678", "护照号：E******78"),
+    ("Taiwan ID: F223456789", "Taiwan ID: F*******89"),     # labelled, its check letter off
     ("zhangsan＠qq.com", "z***＠qq.com"),
     ("zhangsan@qq。com", "z***@qq。com"),
     ("zhou.ba%40126.com", "z***%40126.com"),
@@ -106,6 +107,8 @@ def test_personal_data_as_people_write_it_is_masked(text: str, masked: str) -> N
     "成绩 65 70 72 80 85 90",                 # a list after a country code's digits
     "通知@所有人。公司年会",
     "sign in at icloud dot com",
+    "Order ID: F223456789",                  # an order's id, not a person's
+    "User ID: A1234567",
 ])
 def test_look_alikes_are_left_readable(text: str) -> None:
     assert Masker().text(text) == text
