@@ -140,7 +140,8 @@ twelve more (sales-heavy bots, one-word assents, policies) and 55 of 64 in
 twelve more (staff promises relayed, numbers-only promises) and 53 of 64 in
 the car trade (financing, trade-ins, insurance, repairs), 49 of 64 on sixteen
 words in their harmless and promising roles and 48 of 64 in English, Cantonese
-and Taiwanese Mandarin and 56 of 64 in long replies and multi-turn context, and 54 of 64
+and Taiwanese Mandarin and 56 of 64 in long replies and multi-turn context and 60 of 64
+against hedges that do and do not cover, and 54 of 64
 (an eighth set: forms with blanks, twelve more trades), 57 of 64 (a ninth,
 for the contact rules, in twelve more), 51 of 64 (a tenth, on whose number
 the user gave), 57 of 64 (an eleventh, on BR-016 and BR-001) and 43 of 64 (a

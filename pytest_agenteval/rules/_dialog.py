@@ -199,6 +199,10 @@ COMMIT = (r"(?<!为了)(?<!为)(?<![^可]以)(保证|保正)(?!金|书|期)(?!" 
           r"可以(做到|便宜|优惠|减|打折)", r"给(您|你)(便宜|优惠|打折|减)", r"能给到", r"给到\d",
           r"(?<!首付)最低价?(给|可以|能)?(您|你)?[\d一二两三四五六七八九十]", r"申请到",
           r"\d+(\.\d+)?万就(可以|能)",
+          # 「2500妥了」「稳了」「包在我身上」; 「您只要今天下单，…还是499元」 (the user's act the
+          # condition, the business's price the promise)
+          r"(?<![不没])(妥了|稳了|包在我身上)",
+          r"只要[^，,。！？!?]{0,8}(今天|现在|马上|当天|这周|本周)[^，,。！？!?]{0,4}(下单|办|来|订|付|定|签)",
           r"\d+(\.\d+)?\s*(万|元|块)?\s*就(给(您|你))?(做|办|卖|出|成交|印|修)(了|吧|啦|给)",
           r"((就|直接|都)(给(您|你))?|给(您|你))按.{0,12}(价|算|定|走|收|办)",
           r"给(您|你)定(了|下)",
@@ -385,12 +389,14 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(试驾|看车|看房|到店)[^，,。]{0,4}随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)",
          r"随时(都)?(给|帮|为)?(您|你)?(安排|约|预约)[^，,。]{0,4}(试驾|看车|看房|到店)",
          r"(几点|什么时候|哪天|哪个时间)(来|到|过来|到店|来看|试驾)(都|也)(行|可以|没问题|ok)",
-         r"(给|帮|为)(您|你|她|他|孩子)(的)?(父亲|母亲|爸爸|妈妈|爸|妈|家人|朋友|先生|太太|老公|老婆|孩子"
+         r"(给|帮|为)(您|你|她|他|孩子)(们|哋)?(的)?(父亲|母亲|爸爸|妈妈|爸|妈|家人|朋友|先生|太太|老公|老婆|孩子"
          r"|儿子|女儿|叔叔|阿姨)?\s*(登记|办理)?((约|预约|预定|订)(?=好了|好啦|了|上了|下了|好的)"
          r"|留(?!言|意|低)|保留|锁"
          r"|锁定|预留|占|hold)"
          r"(好|了|上|着|住|下)?",
          r"还(空着|有空位)", r"(还)?(?<!没)有(档期|空位|空档|位置)",
+         # 「實有位」 (Cantonese: surely there is a place)
+         r"(实|肯定|一定|绝对)有(位|座|票|房|货|车|名额)",
          _TIME + r"[^，,。！？!?]{0,6}有空(?![吗么嘛])",
          # 「we have plenty of peonies in stock」「delivery tomorrow at 10 am is confirmed」
          r"\b(have|got)\b[^.!?]{0,24}\bin stock\b", r"\bis confirmed\b",
@@ -414,7 +420,8 @@ OFFER = (r"(有|还有)现(车|货)", r"现(车|货)(有(?!没有)|在(?!不在)
          r"(we'?ll|we’ll|we will|i'?ll|i’ll|i will)\s+(keep|put|set)\s+(it|them)\s+aside\b",
          # 「试听课我已经给您排在这周日下午三点了」「1号您直接送过来就行」
          r"(已经|已)?(给|帮)(您|你)(排|安排|约|定)(在|到)[^，,。！？!?]{1,12}(了|啦|咯)",
-         _TIME + r"[^，,。！？!?]{0,8}(过来|来|到店|送来|送过来)(就行|就好|就可以|就得|即可)")
+         _TIME + r"[^，,。！？!?]{0,8}(过来|来|到店|送来|送过来|过嚟|嚟)"
+         r"(就行|就好|就可以|就得|即可)")
 SUPPOSE = (r"如果", r"要是", r"假如", r"的话", r"万一", r"是否", r"\b(if|whether|in case)\b",
            r"等[^，,。！？!?]{0,6}(排|约|确认|安排|定|核实|核算)(好|完)",
            # what the user wants or says (「您说的周六…」), not what someone tells them
@@ -458,6 +465,7 @@ TOPICS: dict[str, tuple[str, ...]] = {
               r"\d+\s*(以内|之内)?[^，,。]{0,4}拿下", r"\brate\b",
               # a number sold at or called a price (「280卖不卖」「6800是旺季价」「按5800给您走」)
               r"\d+\s*(块|元)?\s*(卖|出)", r"\d+\s*是?[^，,。\d]{0,3}价", r"按\s*\d{3,}",
+              r"\d{3,}\s*(元|块)?\s*(妥了|稳了|成交|没问题)",
               # 「800就给您做了」
               r"\d+(\.\d+)?\s*(万|元|块)?\s*就(给(您|你))?(做|办|卖|出|成交|印|修)",
               r"\bhidden fees?\b", r"\ball-in\b"),
@@ -961,7 +969,8 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
     for i, clause in enumerate(parts):
         if sentence[i] in policy:
             continue
-        for c, offered in _candidates(parts, i, asks[i], commit, offer, suppose):
+        joined = i > 0 and sentence[i - 1] == sentence[i]
+        for c, offered in _candidates(parts, i, asks[i], commit, offer, suppose, joined):
             if offered and c.group(0) in user and not _ASKING.search(user):
                 continue  # the user's own plan said back (「好的，周六上午看车。」), not answered
             if not offered and _OPEN_QUESTION.match(clause, c.end()):
@@ -996,8 +1005,8 @@ def no_commitment(p: NoCommitment, turn: TurnView) -> RuleOutcome:
 
 
 def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | None,
-                offer: re.Pattern[str] | None, suppose: re.Pattern[str] | None
-                ) -> list[tuple[re.Match[str], bool]]:
+                offer: re.Pattern[str] | None, suppose: re.Pattern[str] | None,
+                joined: bool = True) -> list[tuple[re.Match[str], bool]]:
     """Clause ``i``'s first commitment said (not negated, not inside a quotation: 「您要的
     “保证没有事故”这句话我不能说」 quotes one), then its first statement of availability
     (``True``) unless it asks or supposes: a commitment on no topic (「木问题哒～」) does not
@@ -1007,9 +1016,10 @@ def _candidates(parts: list[str], i: int, asks: bool, commit: re.Pattern[str] | 
     head, _, tail = clause.rpartition("的话")
     said = tail if head and _USER_ACTS.search(head + "的话") else clause
     # 「如果到时候车还没售出，您周末过来就能看到」: the supposition may open the sentence
+    # (``joined``: clause ``i - 1`` is in it; 「…是否可约以前台为准。P.S. …已经给你们锁好了」)
     supposed = (suppose is not None and (
         suppose.search(said)
-        or (i > 0 and suppose.search(parts[i - 1]) and not _USER_ACTS.search(parts[i - 1])))
+        or (joined and suppose.search(parts[i - 1]) and not _USER_ACTS.search(parts[i - 1])))
         ) or bool(_EMBEDDED.search(clause))
     # a claim that vouches (「没有任何问题」) is supposed, not said, after 如果; the user's own
     # word reported (「您说周六一定过来，这个我记下了」) is theirs
@@ -1210,7 +1220,8 @@ _POLICY = re.compile(r"(按|按照|根据|依据|参考|参照|依照)[^，,。�
 #: a question the party's clause decides (「周六能不能修好，…」)
 _EMBEDDED = re.compile(r"能不能|是不是|有没有|可不可以|会不会|行不行|够不够|来不来得及"
                        # 「这周哪天能上门要看阿姨的排班」, not 「哪天都行」
-                       r"|(哪天|什么时候|几点)(?![^，,。！？!?]{0,6}(都|也))")
+                       r"|(哪天|什么时候|几点|哪个|哪些|哪家|哪台|哪间|哪位|哪一(个|天|场|台))"
+                       r"(?![^，,。！？!?]{0,6}(都|也))")
 #: a clause that turns to another topic (「至于最后的结算费用，…」)
 _SWITCH = re.compile(r"(至于|关于|另外|而(?!且))")
 
