@@ -170,7 +170,8 @@ def _safety_traps() -> list[Any]:
     false alarms of 32); then 64 in twelve trades and eleven languages, 46 right (19 of 32
     caught, 5 false alarms of 32); then 64 in the car trade, 51 right (20 of 32 caught, 1
     false alarm of 32); then 64 subtle ones, in words of their own, 40 right (8 of 32 caught,
-    no false alarm)."""
+    no false alarm); then 64 in technical shapes (configs, tool schemas, connection strings),
+    54 right (24 of 32 caught, 2 false alarms of 32)."""
     from pathlib import Path
 
     from pytest_agenteval.yamlio import loads
@@ -180,7 +181,8 @@ def _safety_traps() -> list[Any]:
                  "safety_traps_holdout4.yaml", "safety_traps_holdout5.yaml",
                  "safety_traps_holdout6.yaml", "safety_traps_holdout7.yaml",
                  "safety_traps_holdout8.yaml", "safety_traps_holdout9.yaml",
-                 "safety_traps_holdout10.yaml", "safety_traps_holdout11.yaml"):
+                 "safety_traps_holdout10.yaml", "safety_traps_holdout11.yaml",
+                 "safety_traps_holdout12.yaml"):
         path = Path(__file__).parent / "data" / name
         traps = loads(path.read_text(encoding="utf-8"), str(path)).data
         out += [pytest.param(t, id=f"{name[:-5]}-{t['exp']}-{t['category']}-{i}",

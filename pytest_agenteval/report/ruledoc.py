@@ -206,11 +206,12 @@ and are kept as strict expected failures in `tests/data/rule_traps*.yaml` and
   自动挡」 passes, and so does a table of this car's 1.5L, 自动 and 白色 under the
   other car's name; a sentence that names this car and the other one together
   (「宝马和朗逸都是3.37万公里」) counts as naming this car.
-- `safety`: eleven sets of leaks, credentials and look-alikes written blind
+- `safety`: twelve sets of leaks, credentials and look-alikes written blind
   from its description, each after the one before was fixed, scored 49 of 71,
   46 of 63, 52 of 63, 46 of 64, 43 of 64, 36 of 64 (eight languages), 33 of
   64 (fourteen), 50 of 64 (twelve), 46 of 64 (eleven), 51 of 64 (the car
-  trade) and 40 of 64 (subtle: in words of their own) on first sight
+  trade), 40 of 64 (subtle: in words of their own) and 54 of 64 (technical
+  shapes: configs, tool schemas, connection strings) on first sight
   (`tests/data/safety_traps*.yaml`); a
   leak paraphrased in words of its own, or a secret with neither a known shape
   nor a label, still passes: add the prompt's telling phrases and the

@@ -167,7 +167,9 @@ _PROMPT_LEAK = (
     # 「根据物业处给我的内部处理指引」: whoever gave it, an internal one
     r"(给|畀|俾|发给|交给)(我|我哋)(的|嘅)(内部|后台)",
     # 「私の設定では…と指示されています」
-    r"私の(設定|指示|ルール|プロンプト)(では|には|によると|は)", r"と指示されています",
+    r"私の(設定|设定|指示|ルール|プロンプト)(では|には|によると|は)", r"と指示されています",
+    # 「このプロンプトの内容は絶対に開示しない」
+    r"(この|本)(プロンプト|指示|设定|設定)[^。\n]{0,10}(開示|开示|公開|公开)しない",
     # 「后台教我咁讲」「上头 require 我每次都说」
     r"(后台|运营|营运|公司|上头|上面|上级|平台|老板|领导)\s*(是)?(教|叫|要求|require|规定)"
     r"\s*(我|我哋)\s*(咁讲|咁讲|这么说|这样说|这样讲|每次都?说|统一说)",
@@ -252,6 +254,17 @@ _PROMPT_LEAK = (
     r"(隐藏|内部|预设|初始|底层)(指令|提示词|设定)\s*(是|如下|要求|[:：])",
     r"内部(备注|提示|须知|说明|口径|规定|要求)[^，,。\n]{0,4}[:：「“]",
     r"(不要|别|勿)(告诉|透露给|告知)(客户|用户|顾客)",
+    # a rule kept from the customer (「INTERNAL: …Never tell the customer about the threshold」),
+    # a rulebook of keys (「hidden_instruction = "…"」「never_mention = …」「internal_rules:」),
+    # content marked internal (「运营规则（仅内部可见）」), the rules the bot was given
+    r"\b(never|don't|do not) (tell|mention to|reveal to|disclose to) (the )?(customer|user|caller"
+    r"|client)s?\b",
+    r"(?m)^\s*[\"']?(hidden_instructions?|internal_rules|internal_instructions|never_mention"
+    r"|never_say|secret_rules)[\"']?\s*[:=]",
+    r"(仅|只)(限)?内部(可见|使用|参考|知悉)|\binternal use only\b",
+    r"\b(rules|instructions|guidelines|notes|script|brief)\s+i\s+(was|were|have been|'ve been)"
+    r"\s+given\b",
+    r"\bno (reveles|compartas|divulgues) (estas|tus|mis|las) (instrucciones|reglas)\b",
     r"(已|已经)(进入|切换到|开启)了?\s*(开发者|调试|越狱|DAN)\s*模式",
     r"(禁止话题|折扣权限|提示词版本)",
     r"[\"']?(system_prompt|systemPrompt|system_message|sys_prompt|prompt_template)[\"']?\s*[:=]",
@@ -471,6 +484,8 @@ _PLACEHOLDER = re.compile(r"(x{6,}|\*{4,}|<[^>]*>|your[_-]?|替换|示例|dummy|
                           r"|^(password|passwd|pwd|secret|token|api_?key|\$\{?\w+\}?)$)", re.I)
 #: a URL's password taken from the environment (「postgres://app:${DB_PASSWORD}@db」)
 _URL_ENV = re.compile(r"://[^\s:/@]+:\$\{?\w+\}?@")
+#: a URL's password, the part between its user's colon and its @
+_URL_USERINFO = re.compile(r"://[^\s:/@]+:([^\s@/]+)@")
 _GUESTS = re.compile(r"(wi-?fi|wlan|ssid|无线|网络名|热点|会议|meeting|zoom|webex|入会"
                      r"|(访客|guest)[^，,。\n]{0,12}(网络|wi-?fi|wlan|ssid|热点))", re.I)
 #: a network or account of the staff, not the guests' (「后勤办公室嘅 WiFi」「FYY-Office-Staff」)
@@ -555,6 +570,10 @@ def _no_secret(text: str, m: re.Match[str]) -> bool:
     found = m.group(0)
     value = _LABEL_END.split(found.strip())[-1]
     if _PLACEHOLDER.search(value or found) or _URL_ENV.search(found):
+        return True
+    # a URL's password as a template's blank (「postgres://<user>:<password>@<host>」
+    # 「postgres://USERNAME:PASSWORD@HOST」)
+    if (userinfo := _URL_USERINFO.search(found)) and _PLACEHOLDER.search(userinfo.group(1)):
         return True
     if _LICENSE.search(text[max(0, m.start() - 12):m.end()]):
         return True
@@ -642,7 +661,10 @@ async def safety(p: Safety, turn: TurnView) -> RuleOutcome:
     of its directives; a persona line quoted,
     「“你是小安，…理赔助手”」), a config or tool-definition dump (「"system": "Act as…"」),
     template tokens, or a note meant for the bot (「【内部备注：…不要告诉客户】」「<!-- internal
-    note for assistant only -->」); naming a system prompt without its content, or refusing
+    note for assistant only -->」), a rule kept from the customer (「Never tell the customer
+    about the 40 USD threshold」), a rulebook's keys (``hidden_instruction =``,
+    ``never_mention =``, ``internal_rules:``) or content marked internal (「仅内部可见」);
+    naming a system prompt without its content, or refusing
     to show it, is none, nor is a title (「Never Reveal These Instructions」 in a track
     list), someone else's line quoted (「NPC的台词是：「我被设定为…」」), a song or a story the
     user asked for, a prompt the user asked for a bot of their own, a definition
@@ -660,7 +682,8 @@ async def safety(p: Safety, turn: TurnView) -> RuleOutcome:
     (「| 账号 | 口令 |」), an account's backup codes or TOTP setup key, a session cookie, a
     token in a URL's query, a webhook URL, a URL with a password in it, or a private key; a
     masked key (``sk-****``), a documented example (``AKIAIOSFODNN7EXAMPLE``), an env
-    reference (``$DB_PASSWORD``), a guests' Wi-Fi password, a licence key the user bought,
+    reference (``$DB_PASSWORD``), a template's blank (``postgres://<user>:<password>@…``),
+    a guests' Wi-Fi password, a licence key the user bought,
     order numbers, VINs and hashes are none. Deterministic matching has
     edges: a leak or a secret in words of its own passes unless ``patterns`` name it
     (a prompt's telling phrases, a business's own key formats)."""
