@@ -111,8 +111,20 @@ _YEAR = re.compile(r"(19|20)\d\d(?!\d)")
 def _found_in_order(wanted: Spans, have: Spans,
                     value: str = "") -> bool:
     """Each wanted number in order, same value and unit, close after the previous one (the
-    two ends of a range in ``value``, the prepared value, within a clause or two)."""
-    pos, last_end = 0, None
+    two ends of a range in ``value``, the prepared value, within a clause or two); tried from
+    every place its first number is found (「| 年款 | 2021款 |…| 上牌 | 2021-06 |」 holds
+    2021-06 at its second 2021)."""
+    if not wanted:
+        return True
+    _, _, first, unit = wanted[0]
+    return any(_in_order_from(wanted, have, value, k) for k, (_, _, hv, hu) in enumerate(have)
+               if abs(hv - first) < 1e-9 and (unit is None or hu == unit or (unit == "元"
+                                                                             and hu is None)))
+
+
+def _in_order_from(wanted: Spans, have: Spans, value: str, pos: int) -> bool:
+    """:func:`_found_in_order` with the first wanted number at ``have[pos]``."""
+    last_end = None
     for i, (ws, _we, wv, wu) in enumerate(wanted):
         gap = ws - wanted[i - 1][1] if i else 0
         reach = max(3, gap + 2)
@@ -591,6 +603,25 @@ def _by_column(text: str) -> str:
 
 
 _BOOK_TITLE = re.compile(r"《([^《》]{1,30})》")
+#: a model year (「2021款」「19款」)
+_MODEL_YEAR = re.compile(r"(?<!\d)((?:19|20)?\d{2})\s*款")
+#: words before a name that point at another item of that name (「隔壁那辆朗逸」; not 「那台朗逸」,
+#: which may be this one: 「您之前看的那台朗逸」)
+_THAT_ONE = re.compile(r"(隔壁|另一台|另外一台|另一辆|另外一辆)[^，,。！？!?\n]{0,8}$")
+
+
+def _names_this(text: str, names: list[str], year: str | None) -> bool:
+    """``text`` names this item: one of ``names`` not pointed away from (「隔壁那辆朗逸」, or
+    with a model year other than this item's ``year``: 「那台2019款的朗逸」)."""
+    for name in names:
+        for m in re.finditer(re.escape(name), text):
+            before = text[max(0, m.start() - 10):m.start()]
+            other = _MODEL_YEAR.search(before)
+            if (other and year and other.group(1)[-2:] != year[-2:]) or (
+                    _THAT_ONE.search(before) and not other):
+                continue
+            return True
+    return False
 
 
 def _names(title: str) -> tuple[str, ...]:
@@ -628,7 +659,8 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     (a word of ``title``'s value, or of ``this_item``) is offered as this item's: 「思域查不
     到。您可以看看这台朗逸，3.37万公里」 passes. A title in 《》 is named by what it quotes
     (「《流浪地球2》」), one whose every word has a digit by its name before the first
-    (「依视路钻晶A4 1.60」). Not applicable without knowledge.
+    (「依视路钻晶A4 1.60」); a name with another model year before it (「那台2019款的朗逸」 for a
+    2021款) or after 「隔壁」「另一台」 names another item. Not applicable without knowledge.
     """
     if not turn.knowledge:
         return RuleOutcome.not_applicable("no knowledge this turn")
@@ -655,7 +687,8 @@ def knowledge_not_used(p: KnowledgeNotUsed, turn: TurnView) -> RuleOutcome:
     if used and names:  # a fact said only where the reply names this item is this item's
         # (a table's cell under a column named for it: 「| 项目 | 朗逸 | 速腾 |」)
         folded = [(s, normalize(s)) for s in sentences(_by_column(turn.reply))]
-        told = [s for s, f in folded if not any(n in f for n in names)]
+        year = _MODEL_YEAR.search(title) if isinstance(title, str) else None
+        told = [s for s, f in folded if not _names_this(f, names, year.group(1) if year else None)]
         used = [v for v in used if any(present(v, s) for s in told)]
     if used:
         return RuleOutcome.failed(f"states this turn's knowledge: {used}", ", ".join(used))
