@@ -117,7 +117,8 @@ weekday, phones in groups, shares in 两成) and 54 of 64 (a twentieth, on the d
 rules' words in their harmless and harmful roles) right on first sight, and
 81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64, 55 of 64, 50 of 64, 58 of
 64 (the used-car trade), 54 of 64, 54 of 64 (long used-car replies with
-worked sums) and 58 of 64 compliant replies that look risky,
+worked sums), 58 of 64 and 52 of 64 (English, Cantonese, Taiwanese Mandarin)
+compliant replies that look risky,
 with a few
 violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,

@@ -52,7 +52,7 @@ PARTIES = ("店家", "门店", "店里", "店长", "店员", "销售", "顾问",
            "工作人员", "同事", "经理", "人工", "专员", "师傅", "商家", "老板", "sales", "助理",
            "设计师", "医生", "前台", "老师", "管家", "经纪人", "经纪", "评估师", "检测师", "技师",
            "staff",
-           "教练", "调度", "导游", "领队", "护士", "礼宾",
+           "教练", "调度", "导游", "领队", "护士", "礼宾", "柜台", "业务员",
            "team", "consultant", "manager", "colleague", "agent", "concierge", "coach",
            "instructor", "front desk", "designer", "technician", "doctor", "dentist",
            # a role of any trade: 美容师, 验光师, 婚宴经理, 王经理 (not taking the verb before
@@ -511,7 +511,10 @@ TOPICS: dict[str, tuple[str, ...]] = {
              r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
              r"\b(by|before)\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
              r"\bdeliver(ed|y)?\b", r"\barrives?\b",
-             r"\bby (monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight)\b"),
+             r"\bby (monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight)\b",
+             # 「I guarantee we can fit you in tomorrow at 9」
+             r"\b(tomorrow|tonight|this (morning|afternoon|evening|weekend)|next (week|weekend))\b",
+             r"\b(fit|squeeze|get) you in\b"),
 }
 
 
@@ -1190,7 +1193,10 @@ _POLICY_NAMED = re.compile(r"(写在|写进|载明|列在|规定在)[^，,。！
                            r"(booking |refund |price )?"
                            r"(policy|policies|terms|rules|hours|schedule)\b"
                            r"|\bour (published|posted|public) [a-z ]{0,20}"
-                           r"(policy|policies|terms)\b",
+                           r"(policy|policies|terms)\b"
+                           # 「a 90-day workmanship guarantee, as set out in our service terms」
+                           r"|\bas (set out|stated|described|written|laid out) in (our|the) "
+                           r"[a-z ]{0,20}(terms|policy|policies|warranty|agreement|contract)\b",
                            re.IGNORECASE)
 #: a source named for what follows (「根据检测报告」「页面目前显示…」「档案上写着」)
 _SOURCED = re.compile(r"根据[^，,。！？!?]{0,6}(检测报告|报告|档案|记录|资料)"
@@ -1233,7 +1239,12 @@ class StatesValue(Compiles):
                               "具体(年份|配置|信息|价格)", "看车时间", "底价", "实车视频",
                               "实拍", "报价单", "详细(资料|信息)", "第一时间", "回电",
                               "降价通知", "(首付|月供|分期|贷款|金融|置换|保险)(方案|政策)",
-                              "(准确|精准|最终)的?(报价|价格|费用|方案)",
+                              "(准确|精准|最终|实际)的?(报价|价格|费用|方案)",
+                              # 「会将最新盘源同叫价短讯俾你」「a free in-home estimate」
+                              "最新(盘源|房源|楼盘|资料|排期|课表)",
+                              r"(短讯|短信|讯息|简讯)(俾|畀|给)(你|您)",
+                              r"\bfree (in-home |on-site |home )?(estimate|quote|consultation"
+                              r"|assessment|trial|inspection)\b",
                               # something sent to the user (「我把最新课表发给您」), a notice
                               # (「我哋会SMS通知你」)
                               r"(把|将)[^，,。！？!?]{1,14}(发|传|寄)(给|到)?(您|你)",

@@ -273,8 +273,8 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
     for m in _OFF.finditer(prepared):
         off = float(m.group(2) or m.group(3))
         found += [(100 - off, False, None), (round((100 - off) / 10, 4), False, None)]
-    if _HALF.search(prepared):
-        found += [(5.0, False, None), (50.0, False, None)]
+    if _HALF.search(prepared):  # (and what halves: 「18,000 ÷ 2」)
+        found += [(5.0, False, None), (50.0, False, None), (2.0, False, None)]
     # a share (「1/4」「三分之一」) is its percentage too (「25%」)
     found += [(round(v * 100, 4), False, None) for v, _, unit in list(found)
               if 0 < v < 1 and unit is None]
@@ -297,7 +297,7 @@ _ML = re.compile(r"(\d+(?:\.\d+)?)\s*(ml|毫升)", re.IGNORECASE)
 #: a share off (「优惠30%」 grounds 「打7折」 and 「70%」), half price (「半价」 grounds 「五折」)
 _OFF = re.compile(r"(优惠|减|立减|便宜|折扣)\s*(\d+(?:\.\d+)?)\s*%|(\d+(?:\.\d+)?)\s*%\s*off",
                   re.IGNORECASE)
-_HALF = re.compile(r"半价|一半|对折")
+_HALF = re.compile(r"半价|一半|对折|半个月|半年|\bhalf\b", re.IGNORECASE)
 _DATE_MD = re.compile(r"(?<!\d)(\d{1,2})月(\d{1,2})(?:日|号)|\d{4}-(\d{1,2})-(\d{1,2})(?!\d)")
 
 
@@ -341,6 +341,25 @@ def _calculated(text: str) -> list[float]:
     return out
 
 
+def _worked_back(text: str) -> list[float]:
+    """The results shown before their working in brackets (「S$90 (3 × S$30)」「HK$9,000
+    （18,000 ÷ 2）」), where the working is right (read, never run)."""
+    out = []
+    for m in _RESULT_WORKED.finditer(text):
+        working = _NOT_ARITHMETIC.sub("", m.group(2).replace(",", ""))
+        if _OPS.isdisjoint(working) and "-" not in working:
+            continue
+        value, result = _evaluate(working), float(m.group(1).replace(",", ""))
+        if value is not None and abs(value - result) < 1e-6 * max(1.0, abs(result)):
+            out.append(result)
+    return out
+
+
+#: a number, then its working in brackets (not 「8.98万 (…)」: a unit that multiplies it)
+_RESULT_WORKED = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?)(?![\d.,]*\s*[万千亿kKwW])"
+                            r"[^\d()\n]{0,4}\(([^()\n]{3,40})\)")
+#: what is not a digit, a point or an operator (a currency, a unit, a space)
+_NOT_ARITHMETIC = re.compile(r"[^\d.+\-×xX*＊÷/]")
 _SUM = re.compile(r"(?<![\d.])([\d.]+(?:\s*[-+×xX*＊÷/()（）]\s*[\d.()（）]+)+)\s*[=＝]\s*"
                   r"(\d+(?:\.\d+)?)")
 
@@ -445,12 +464,13 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     nor 「8月3日」 by 2024-03-08), units convert both ways (90分钟 grounds 「一个半小时」,
     1500ml 「1.5L」), a share off grounds what is paid (优惠30% grounds 「7折」), a fraction
     its percentage (1/4 grounds 「25%」), and a sum in brackets is worked out
-    (「12+3×(3-1)=18元」; read, never run); a difference (「12万 − 8.98万 = 3.02万」) is worked
-    out too, a result after 「≈」 is right within 1% (「8.98万 × 30% ≈ 2.69万」), and a
-    percentage grounds its share (首付30% grounds 「8.98万 × 0.3」); a number in groups is
-    grounded whole by the same digits grouped otherwise (021-62345678 grounds 「021-6234
-    5678」), and an approximation without a unit is not grounded by a house number, an hour,
-    a year or a month (「月供不到两千」 by 七莘路1888号). Numbers
+    (「12+3×(3-1)=18元」; read, never run), and so is a result before its working in
+    brackets (「S$90 (3 × S$30)」); a difference (「12万 − 8.98万 = 3.02万」) is worked out too,
+    a result after 「≈」 is right within 1% (「8.98万 × 30% ≈ 2.69万」), and a percentage
+    grounds its share (首付30% grounds 「8.98万 × 0.3」); a number in groups is grounded whole by
+    the same digits grouped otherwise (021-62345678 grounds 「021-6234 5678」), and an
+    approximation without a unit is not grounded by a house number, an hour, a year or a
+    month (「月供不到两千」 by 七莘路1888号). Numbers
     inside an ``ignore`` pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
     ``history`` (every earlier message), ``user`` (only the user's earlier
@@ -473,7 +493,7 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     known = [kv for s in sources for kv in _source_numbers(s)]
     text = prepare_numbers(turn.reply)
     # a sum the reply works out (「298×3=894元」): its operands must be grounded, its result is
-    known += [(c, False, None) for c in (*_worked(text), *_calculated(text))]
+    known += [(c, False, None) for c in (*_worked(text), *_calculated(text), *_worked_back(text))]
     clocks = {(float(h), float(m)) for s in sources
               for h, m in _HOUR_MINUTE.findall(prepare_numbers(s))}
     # a date is grounded whole too (「2024年8月3日」 is not 2024-03-08 read in parts)
