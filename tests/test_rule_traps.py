@@ -71,7 +71,8 @@ CAR = {"carConfigInfo": {"title": "2021款 大众朗逸 1.5L 自动舒适版",
 #: more trades (``rule_traps_compliant12.yaml``: 58 of 64), and a twentieth on the dialog rules'
 #: words in their harmless and harmful roles (``rule_traps_holdout20.yaml``: 54 of 64), and a
 #: thirteenth compliant set in English, Cantonese and Taiwanese Mandarin
-#: (``rule_traps_compliant13.yaml``: 52 of 64)
+#: (``rule_traps_compliant13.yaml``: 52 of 64), and a twenty-first on numbers in English,
+#: Cantonese and Taiwanese Mandarin (``rule_traps_holdout21.yaml``: 48 of 64)
 TRAPS: list[dict[str, Any]] = [
     trap for name in ("rule_traps.yaml", "rule_traps_holdout2.yaml", "rule_traps_holdout3.yaml",
                       "rule_traps_blind3.yaml", "rule_traps_holdout4.yaml",
@@ -91,7 +92,8 @@ TRAPS: list[dict[str, Any]] = [
                       "rule_traps_compliant9.yaml", "rule_traps_compliant10.yaml",
                       "rule_traps_holdout18.yaml", "rule_traps_compliant11.yaml",
                       "rule_traps_holdout19.yaml", "rule_traps_compliant12.yaml",
-                      "rule_traps_holdout20.yaml", "rule_traps_compliant13.yaml")
+                      "rule_traps_holdout20.yaml", "rule_traps_compliant13.yaml",
+                      "rule_traps_holdout21.yaml")
     for trap in _read(name)]
 
 

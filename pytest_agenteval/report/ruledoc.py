@@ -114,7 +114,8 @@ half past the hour, ㎡, dashed numbers, centimetres, comparison tables) and 46 
 64 (an eighteenth, on numbers: units both ways, dates whole, shares, sums in
 brackets) and 54 of 64 (a nineteenth, on numbers and knowledge: a date with its
 weekday, phones in groups, shares in 两成) and 54 of 64 (a twentieth, on the dialog
-rules' words in their harmless and harmful roles) right on first sight, and
+rules' words in their harmless and harmful roles) and 48 of 64 (a twenty-first, numbers
+in English, Cantonese and Taiwanese Mandarin) right on first sight, and
 81 of 88, 55 of 60, 53 of 64, 53 of 64, 55 of 64, 60 of 64, 55 of 64, 50 of 64, 58 of
 64 (the used-car trade), 54 of 64, 54 of 64 (long used-car replies with
 worked sums), 58 of 64 and 52 of 64 (English, Cantonese, Taiwanese Mandarin)

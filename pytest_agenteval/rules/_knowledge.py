@@ -30,10 +30,12 @@ from ._text import (
 __all__ = ["GroundedNumbers", "KnowledgeNotUsed", "KnowledgePoints", "value_present"]
 
 _APPROX_AFTER = re.compile(r"^\s*(多|余|左右|出头|上下|来|几)")  # 「3万几」 (Cantonese)
-_APPROX_BEFORE = re.compile(r"(约|大约|大概|差不多|将近|接近|近|不到)\s*$")
+_APPROX_BEFORE = re.compile(r"(?P<word>约|大约|大概|差不多|将近|接近|近|不到|\b(?:about|around"
+                            r"|roughly|approximately|approx\.?|nearly|almost|just under))"
+                            r"\s*(?:[a-z]{1,3}\$|[£$€]|rm|mop|hkd|usd|sgd)?\s*$", re.IGNORECASE)
 #: which side of the number the true value lies on: 「3万多」 above it, 「将近9万」 below
 _ABOVE = frozenset("多余几") | {"出头"}
-_BELOW = frozenset({"将近", "接近", "近", "不到"})
+_BELOW = frozenset({"将近", "接近", "近", "不到", "nearly", "almost", "just under"})
 #: a number the user gives as a bound (「预算10万以内」「最多9万」) grounds itself, not a
 #: value near it (read with ``match`` at the number's end: no ``^``)
 _BOUND_AFTER = re.compile(r"\s*(万|千|元|块)?\s*(以内|以下|之内|以上|封顶|内)")
@@ -41,7 +43,8 @@ _BOUND_BEFORE = re.compile(r"(预算|不超过|最多|至多|最少|至少|控�
 _SQUASH = re.compile(r"\s+")
 #: a number's unit, after an approximation's marker (「3万多公里」): an approximate number is
 #: grounded only by a number of its unit, where both have one (「约500米」 is not 458元's)
-_MEASURE = re.compile(r"\s*(?:多|余|左右|出头|上下|来|几)?\s*(公里|千米|km|m2(?!\d)|米|m(?![a-z\d])"
+_MEASURE = re.compile(r"\s*(?:多|余|左右|出头|上下|来|几|st|nd|rd|th)?\s*(公里|千米|km|m2(?!\d)|米"
+                      r"|m(?![a-z\d])|floor"
                       r"|元|块|"
                       r"rmb|点|款|号|平方米|平米|平方|㎡|平|人|晚(?![\d一二三四五六七八九十上间饭])|个月|月|"
                       r"年|天|小时|分钟|分|秒|周|%|"
@@ -50,7 +53,7 @@ _MEASURE = re.compile(r"\s*(?:多|余|左右|出头|上下|来|几)?\s*(公里|�
 _MEASURES = {"款": "年", "千米": "公里", "km": "公里", "m": "米", "块": "元", "rmb": "元",
              "平方米": "平", "平米": "平", "平方": "平", "㎡": "平", "m2": "平", "kg": "公斤",
              "w": "瓦",
-             "l": "升", "个油": "升", "分": "分钟", "楼": "层", "辆": "台"}
+             "l": "升", "个油": "升", "分": "分钟", "楼": "层", "辆": "台", "floor": "层"}
 
 
 #: a date's year and month (「2021-06」): their units, though none is written
@@ -219,12 +222,12 @@ def _approx(text: str, start: int, end: int) -> str | None:
     after = _APPROX_AFTER.match(text[end:end + 3])
     if after is None and (unit := _MEASURE.match(text, end)):  # 「70公里左右」「10分钟上下」
         after = _APPROX_AFTER.match(text[unit.end():unit.end() + 3])
-    before = _APPROX_BEFORE.search(text[max(0, start - 4):start])
+    before = _APPROX_BEFORE.search(text[max(0, start - 20):start])
     if after is None and before is None:
         return None
     if after is not None and after.group(1) in _ABOVE:
         return "above"
-    if before is not None and before.group(1) in _BELOW:
+    if before is not None and before.group("word").lower() in _BELOW:
         return "below"
     return "about"
 
@@ -279,8 +282,11 @@ def _source_numbers(text: str) -> list[tuple[float, bool, str | None]]:
     found += [(round(v * 100, 4), False, None) for v, _, unit in list(found)
               if 0 < v < 1 and unit is None]
     # a discount is its share off too: 8折 grounds 「20% off」, 85折 「15% off」
-    found += [(round(100 - v * (10 if v < 10 else 1), 4), False, None)
-              for v in (float(m.group(1)) for m in _ZHE_OFF.finditer(prepared)) if 0 < v < 100]
+    zhe = [float(m.group(1)) for m in _ZHE_OFF.finditer(prepared)]
+    found += [(round(100 - v * (10 if v < 10 else 1), 4), False, None) for v in zhe if 0 < v < 100]
+    # and as the other way of writing it: 85折 is 8.5折 (not 7折 70: 「便宜70%」)
+    found += [(round(v / 10 if v >= 10 else v * 10, 4), False, None) for v in zhe
+              if 10 <= v < 100 or (0 < v < 10 and not v.is_integer())]
     return found
 
 
@@ -326,7 +332,7 @@ _SPACED_MINUS = re.compile(r"\s-\s")
 #: what says the result is rounded (「8.98万 × 30% ≈ 2.69万」): right within 1%
 _ABOUT = frozenset("≈≒")
 #: what may stand between two numbers of a sum: a unit or a word (「100平方米 =」「CNY 950」)
-_GAP = re.compile(r"[^\d，,。；;！？!?\n]{0,8}")
+_GAP = re.compile(r"[^\d，,。；;！？!?\n]{0,16}")  # (「2 nights × MOP 1,680」)
 
 
 def _calculated(text: str) -> list[float]:
@@ -346,7 +352,8 @@ def _worked_back(text: str) -> list[float]:
     （18,000 ÷ 2）」), where the working is right (read, never run)."""
     out = []
     for m in _RESULT_WORKED.finditer(text):
-        working = _NOT_ARITHMETIC.sub("", m.group(2).replace(",", ""))
+        working = _NOT_ARITHMETIC.sub("", m.group(2).replace(",", "").replace("−", "-")
+                                      .replace("－", "-"))
         if _OPS.isdisjoint(working) and "-" not in working:
             continue
         value, result = _evaluate(working), float(m.group(1).replace(",", ""))
@@ -357,7 +364,7 @@ def _worked_back(text: str) -> list[float]:
 
 #: a number, then its working in brackets (not 「8.98万 (…)」: a unit that multiplies it)
 _RESULT_WORKED = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?)(?![\d.,]*\s*[万千亿kKwW])"
-                            r"[^\d()\n]{0,4}\(([^()\n]{3,40})\)")
+                            r"[^\d()\n]{0,12}\(([^()\n]{3,40})\)")  # (「RM333.25 a month (…)」)
 #: what is not a digit, a point or an operator (a currency, a unit, a space)
 _NOT_ARITHMETIC = re.compile(r"[^\d.+\-×xX*＊÷/]")
 _SUM = re.compile(r"(?<![\d.])([\d.]+(?:\s*[-+×xX*＊÷/()（）]\s*[\d.()（）]+)+)\s*[=＝]\s*"
@@ -470,7 +477,9 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     grounds its share (首付30% grounds 「8.98万 × 0.3」); a number in groups is grounded whole by
     the same digits grouped otherwise (021-62345678 grounds 「021-6234 5678」), and an
     approximation without a unit is not grounded by a house number, an hour, a year or a
-    month (「月供不到两千」 by 七莘路1888号). Numbers
+    month (「月供不到两千」 by 七莘路1888号). Local forms are read (「千二八」 1280,
+    「萬二」, 「十蚊」「一蚊半」, 「十點三個字」 10:15, 「朝七晚十一」, 「八五折」, 「£1.25m」,
+    「1830hrs」), and so are English approximations (「about RM6k」「nearly」). Numbers
     inside an ``ignore`` pattern (「24小时」「第1」, a masked phone 「138****0000」) are skipped.
     ``sources`` picks where a number may come from: ``knowledge`` (this turn's),
     ``history`` (every earlier message), ``user`` (only the user's earlier
@@ -501,7 +510,9 @@ def grounded_numbers(p: GroundedNumbers, turn: TurnView) -> RuleOutcome:
     skip = compile_any(p.ignore)
     spans = [m.span() for m in skip.finditer(text)] if skip else []
     # a number in groups said as a source writes it otherwise (021-62345678 as 「021-6234 5678」)
-    runs = {_SEPARATORS.sub("", m.group(0)) for s in sources for m in _DIGIT_RUN.finditer(s)}
+    # (and without its area code: 02-27001234 grounds 「(02) 2700-1234」)
+    runs = {"".join(groups[k:]) for s in sources for m in _DIGIT_RUN.finditer(s)
+            for groups in [_SEPARATORS.split(m.group(0))] for k in range(len(groups))}
     spans += [m.span() for m in _DIGIT_RUN.finditer(text)
               if _SEPARATORS.sub("", m.group(0)) in runs]
     bad = _ungrounded(text, spans, known, clocks, p.tolerance)

@@ -387,7 +387,7 @@ _CHENG_OFF = re.compile(r"(立减|优惠|减免|首付|减)([一二两三四五�
 #: money written the other ways: 「RMB 129」「¥129」 → 129元, 「3.8k」 → 3.8千,
 #: 「三块五」「3块5」 → 3.5元
 _CURRENCY = re.compile(r"(?:rmb|cny|¥|￥)\s*(\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)
-_K = re.compile(r"(?<=\d)[kK](?=/|元|块|$|[\s,，。!！?？~～、)）]"
+_K = re.compile(r"(?<=\d)[kK](?=/|元|块|$|[\s,，。!！?？~～、)）]|\.(?!\d)"
                 r"|左右|多|起|以内|以上|以下|出头|上下|的)")
 _KUAI = re.compile(r"(?<![\d.])(\d+)块(\d)(?![\d十百千万])"
                    r"|(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])块([一二三四五六七八九])"
@@ -434,14 +434,20 @@ _YA_FU = re.compile(r"押([一二两三四五六])付([一二两三四五六十]
 _CN_DECIMAL = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十]+)点"
                          r"([零〇一二三四五六七八九]+)(?=升|公升|公里|万|米|倍|寸|吨|L|T)")
 #: digits with their units in words (「3万3千7百公里」 is 33700)
-_MIXED = re.compile(r"(?<![\d.])(\d{1,4})万((?:\d[千百十])+)")
+#: 「8万9千8」「6 万 7 左右」: the last digit is of the place below the one before it
+_MIXED = re.compile(r"(?<![\d.])(\d{1,4})\s*万\s*((?:\d[千百十])*)"
+                    r"(?:(\d)(?=\s*(?:左右|多|几|上下|出头|公里|元|块|[，,。！？!?、；;)）]|$)))?")
 _PLACE = {"千": 1000, "百": 100, "十": 10}
+_BELOW = {"万": 1000, "千": 100, "百": 10, "十": 1}
 
 
 def _mixed(m: re.Match[str]) -> str:
-    rest = m.group(2)
-    return str(int(m.group(1)) * 10_000
-               + sum(int(rest[i]) * _PLACE[rest[i + 1]] for i in range(0, len(rest), 2)))
+    rest, last = m.group(2), m.group(3)
+    if not rest and last is None:
+        return m.group(0)
+    value = int(m.group(1)) * 10_000 + sum(int(rest[i]) * _PLACE[rest[i + 1]]
+                                           for i in range(0, len(rest), 2))
+    return str(value + (int(last) * _BELOW[rest[-1] if rest else "万"] if last else 0))
 
 
 _CN_LITRE = re.compile(r"(?<![一二两三四五六七八九十百千万\d])([一二两三四五六七八九十])"
@@ -491,8 +497,67 @@ def prepare_numbers(text: str) -> str:
     return (_prepare if len(text) > KEEP_CHARS else _prepare_kept)(text)
 
 
+#: spoken and local forms, read first: 「千二八」 1280, 「万二」 12000 (not 「万一」, in case);
+#: 「十蚊」 (Cantonese dollars); 「十点三个字」 10:15; 「朝七晚十一」 7 to 23 o'clock; 「八五折」;
+#: 「1830–2130hrs」; 「£1.25m」
+_NUMERAL = "一二两三四五六七八九十百千万零"
+_CN_ABBREV = re.compile(rf"(?<![{_NUMERAL}\d.])(?!万一)([千万])([一二三四五六七八九])"
+                        rf"([一二三四五六七八九])?(?![{_NUMERAL}\d])")
+_MAN = re.compile(rf"(?<![{_NUMERAL}\d.])(\d+(?:\.\d+)?|[一二两三四五六七八九十百千]+)"
+                  r"\s*蚊(半)?")
+#: 「廿五」 is 25, 「卅」 30
+_NIAN = re.compile(r"([廿卅])([一二三四五六七八九])?")
+_ZI = re.compile(r"(?:(?<=星期[一二三四五六日天])|(?<=礼拜[一二三四五六日天])"
+                 r"|(?<=周[一二三四五六日末])|(?<![一二两三四五六七八九十\d])(?<!星期)(?<!礼拜)(?<!周))"
+                 r"(\d{1,2}|[一二两三四五六七八九十]{1,3})点"
+                 r"(\d{1,2}|[一二两三四五六七八九十]{1,2})个字")
+_DAY_NIGHT = re.compile(r"朝(\d{1,2}|[一二两三四五六七八九十]{1,3})(?:点)?"
+                        r"晚(\d{1,2}|[一二两三四五六七八九十]{1,3})")
+_CN_SHARE2 = re.compile(rf"(?<![{_NUMERAL}\d])([一二三四五六七八九])([一二三四五六七八九])"
+                        r"(?=" + ZHE + ")")
+_HRS = re.compile(r"(?<![\d:])([01]\d|2[0-3])([0-5]\d)(?:(\s*[–\-~至到]\s*)([01]\d|2[0-3])"
+                  r"([0-5]\d))?\s*hrs?\b", re.IGNORECASE)
+_MILLION = re.compile(r"((?:£|\$|€|hk\$|us\$|s\$|a\$|c\$|nt\$|rm|mop|hkd|usd)\s*)(\d+(?:\.\d+)?)"
+                      r"\s*(m|mn|million|bn|billion)\b", re.IGNORECASE)
+
+
+def _number(word: str) -> int:
+    return int(word) if word.isdigit() else cn_value(word)
+
+
+def _man(m: re.Match[str]) -> str:
+    """「十蚊」 10元, 「一蚊半」 1.5元 (Cantonese dollars)."""
+    value = float(m.group(1)) if "." in m.group(1) else float(_number(m.group(1)))
+    return f"{value + (0.5 if m.group(2) else 0):g}元"
+
+
+def _hrs(m: re.Match[str]) -> str:
+    first = f"{int(m.group(1))}:{m.group(2)}"
+    return first + (f"{m.group(3)}{int(m.group(4))}:{m.group(5)}" if m.group(4) else "")
+
+
+def _spoken(text: str) -> str:
+    text = _CN_ABBREV.sub(lambda m: str(round({"千": 1000, "万": 10_000}[m.group(1)] * (
+        1 + cn_value(m.group(2)) / 10 + (cn_value(m.group(3)) / 100 if m.group(3) else 0)))),
+                          text)
+    text = _NIAN.sub(lambda m: str({"廿": 20, "卅": 30}[m.group(1)]
+                                   + (cn_value(m.group(2)) if m.group(2) else 0)), text)
+    text = _MAN.sub(_man, text)
+    text = _ZI.sub(lambda m: f"{_number(m.group(1))}点{_number(m.group(2)) * 5}分", text)
+    text = _DAY_NIGHT.sub(lambda m: f"{_number(m.group(1))}点至"
+                                    f"{_number(m.group(2)) % 12 + 12}点", text)
+    text = _CN_SHARE2.sub(lambda m: f"{cn_value(m.group(1))}.{cn_value(m.group(2))}", text)
+    text = _HRS.sub(_hrs, text)
+    return _MILLION.sub(_millions, text)
+
+
+def _millions(m: re.Match[str]) -> str:
+    scale = 1e9 if m.group(3).lower() in ("bn", "billion") else 1e6
+    return f"{m.group(1)}{float(m.group(2)) * scale:.0f}"
+
+
 def _prepare(text: str) -> str:
-    text = _DATE_DOT.sub(r"\1-\2", normalize(text))
+    text = _spoken(_DATE_DOT.sub(r"\1-\2", normalize(text)))
     text = _EN_MONTH.sub(lambda m: f"{m.group(2)}年{_MONTHS[m.group(1)[:3].lower()]}月", text)
     text = _CN_YEAR.sub(lambda m: m.group(1).translate(_YEAR_DIGITS), text)
     text = _CN_DECIMAL.sub(lambda m: f"{cn_value(m.group(1))}.{m.group(2).translate(_YEAR_DIGITS)}",
