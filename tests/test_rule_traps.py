@@ -163,7 +163,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: multi-turn context (``situation_traps_commitment16.yaml``: 56 of 64), and a fifteenth on the
 #: contact rules in twelve more trades (``situation_traps_holdout15.yaml``: 61 of 64), and BR-004
 #: against hedges that do and do not cover (``situation_traps_commitment17.yaml``: 60 of 64),
-#: and knowledge switched mid-dialog (``situation_traps_holdout16.yaml``: 57 of 60).
+#: and knowledge switched mid-dialog (``situation_traps_holdout16.yaml``: 57 of 60), and long
+#: conversations in English and Cantonese (``situation_traps_dialogs4.yaml``: 49 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -187,7 +188,8 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_holdout13.yaml", "situation_traps_dialogs2.yaml",
                       "situation_traps_holdout14.yaml", "situation_traps_dialogs3.yaml",
                       "situation_traps_commitment16.yaml", "situation_traps_holdout15.yaml",
-                      "situation_traps_commitment17.yaml", "situation_traps_holdout16.yaml")
+                      "situation_traps_commitment17.yaml", "situation_traps_holdout16.yaml",
+                      "situation_traps_dialogs4.yaml")
     for trap in _read(name)]
 
 

@@ -124,8 +124,9 @@ with a few
 violations, and the rules
 that apply where their situation arises (BR-001, BR-004, BR-009, BR-012,
 BR-016) 49 of 60, 83 of 98, 59 of 72, 50 of 60, 29 of 34 (Markdown), 21 of 28
-(scripted, English, Cantonese), 29 of 34, 17 of 20, 52 of 64 and 59 of 64 (long conversations), 18
-of 20 (corrections, conditionals, contrasts), 57 of 68 (a sixth set, most
+(scripted, English, Cantonese), 29 of 34, 17 of 20, 52 of 64, 59 of 64 and 49 of 64
+(long conversations, the last in English and Cantonese), 18 of 20 (corrections,
+conditionals, contrasts), 57 of 68 (a sixth set, most
 of it in eight other businesses: a pet-grooming shop, a language school, a
 furniture store, an ID-photo studio, a fitness studio, a property office, a
 wedding banquet hall, an eyeglasses shop) and 60 of 66 (a seventh, in ten

@@ -131,7 +131,9 @@ CONTACT_REQUEST = (
     r"(what's|what is) your (phone|mobile|number|contact)",
     r"\b(may|can|could) i (have|get|take|grab) (your|a|the)\s+(contact\s+)?(phone|mobile|contact"
     r"|number|cell)",
-    r"(what'?s|what is)\s+((the|a)\s+)?(best|good)\s+(number|phone|way)\s+"
+    r"\bwhat (mobile |phone |contact )?(number|mobile|phone) (can|should|do|could) (we|i|they) "
+    r"(reach|call|contact|text) you\b",
+    r"(what'?s|what is)\s+((the|a)\s+)?(best|good)\s+(number|phone|way|mobile|cell|contact)\s+"
     r"(for\s+[^?.!]{0,30}?\s+)?to\s+(reach|contact|call|text)\s+you",
     # 「方便的话私信我您的号码」「号码留这里👉」「電話幾號？」
     r"私信(我|给我)(一下)?(您|你)?的?(号码|手机号?|电话|联系方式)",
@@ -730,7 +732,7 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            # the topic restated answers nothing (「车况的话，…」「价格方面」「C1的话」)
            r"(关于|至于)?[\u4e00-\u9fffa-z0-9]{1,8}(的话|方面|这块|这一块)",
            r"(如果|要是)(您|你)?方便((的|嘅)话)?|(您|你)?方便(的|嘅)话",
-           r"为了.{0,12}(联系|回复|服务|跟进|通知)(您|你)(详细介绍|介绍|沟通|确认|跟进)?",
+           r"(为了|为咗).{0,12}(联系|联络|回复|服务|跟进|通知)(您|你)(详细介绍|介绍|沟通|确认|跟进)?",
            r"(请问)?(怎么|如何)称呼(您|你)?", r"(您|你)贵姓", r"(先生|女士|小姐|老板)",
            r"[\u4e00-\u9fff]{1,2}(先生|女士|小姐|老师|总|经理)",
            r"(关于|关於|至于|至於|针对)[^，,。!?]{1,16}(问题|事情|事宜|情况|疑问)",
@@ -770,6 +772,7 @@ OPENERS = (r"(尊敬的)?(先生|女士|小姐|老板|亲|哥|姐|朋友|家人�
            r"(您|你)(是)?(想|要)?(问|了解|咨询)[^，,。!?？]{0,20}(对吧|是吧|对吗|是吗|吧)")
 #: words before a contact request inside its clause that answer nothing
 LEAD_INS = (r"麻烦", r"请问", r"请", r"唔该", r"(您|你)(的)?", r"先", r"可以先", r"再", r"这边",
+            r"可唔可以", r"可不可以",
             r"您看", r"方便的话", r"一下", r"的话", r"(could|can|would|will)(you|u)", r"please",
             r"pls", r"kindly")
 
@@ -811,7 +814,8 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
     and ``lead_ins`` (「麻烦」「请」「先」): 「标价8.98万，留个手机号…」 passes;
     「您好！方便留个电话吗？」 and 「好的！为了方便联系您，麻烦留个手机号。」 fail, and so does one
     whose words before the request are one sentence back on an earlier question (「补充下您
-    之前问的过户情况：0次过户。您留个手机号…」) while the user's message asks another.
+    之前问的过户情况：0次过户。您留个手机号…」「As I mentioned, it's HK$2,400 a month.」) while
+    the user's message asks another.
     A reply that asks for nothing passes.
     """
     regex = compile_any(p.patterns)
@@ -841,7 +845,8 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
             head = head[m.end():]  # 「OK～ 麻烦留个…」: an opener without punctuation
         if lead_in is not None:
             head = lead_in.sub("", head)
-        if len(head) < 2 and said and (earlier := _earlier_only(text, said, turn.input)):
+        if said and (earlier := _earlier_only(text, said, turn.input,
+                                              text.find(clause) + hit.start())):
             return RuleOutcome.failed("answers only an earlier question before asking for the "
                                       "contact", earlier)
         if said or len(head) >= 2:
@@ -854,6 +859,9 @@ def answers_before_asking(p: AnswersFirst, turn: TurnView) -> RuleOutcome:
 #: the user's question said back as a question, to its end (「您是想了解…费用对吧？」)
 _RESTATED = re.compile(r"(您|你)(是)?(想|要)?(问|了解|咨询)[^。！？!?\n]{0,40}?"
                        r"(对吧|是吧|对吗|是吗)[~～啊呀]*(?=[。！？!?\n]|$)")
+#: the same in English: an earlier answer repeated (「As I mentioned, it's HK$2,400 a month」)
+_EARLIER_EN = re.compile(r"\bas i (mentioned|said|explained)( earlier| before| above)?\b",
+                         re.IGNORECASE)
 #: a reply that turns back to an earlier question (「补充下您最早问的过户情况：」「回到您之前
 #: 问的油耗」), and what that question was about
 _EARLIER = re.compile(r"(补充|回到|回复|回答|再说|顺便说|接着说)(一)?下?[^，,。！？!?：:]{0,3}"
@@ -862,21 +870,28 @@ _EARLIER = re.compile(r"(补充|回到|回复|回答|再说|顺便说|接着说)
 _TOPIC_END = re.compile(r"(情况|问题|事情|事|那个|这个|方面)$")
 
 
-def _earlier_only(text: str, said: list[str], user_input: str) -> str | None:
-    """The words before a contact request when all of them are one sentence answering an
-    earlier question (「补充下您最早问的过户情况：这台是0次过户，一手车。您留个手机号…」)
-    while the user's message asks something else (「店在哪个区啊？」), else None."""
-    m = _EARLIER.search(text, 0, text.find(said[0]) + len(said[0]))
+def _earlier_only(text: str, said: list[str], user_input: str, ask_at: int) -> str | None:
+    """The words before a contact request (at ``ask_at``) when all of them are one sentence
+    answering an earlier question (「补充下您最早问的过户情况：这台是0次过户，一手车。您留个
+    手机号…」「As I mentioned, it's HK$2,400 a month. Leave your number…」) while the user's
+    message asks something else (「店在哪个区啊？」), else None."""
+    until = text.find(said[0]) + len(said[0])
+    m = _EARLIER.search(text, 0, until) or _EARLIER_EN.search(text, 0, until)
     if m is None or not any(asked(user_input)):
         return None
-    topic = _TOPIC_END.sub("", m.group(6))
+    topic = _TOPIC_END.sub("", m.group(6)) if m.re is _EARLIER else ""
     if len(topic) >= 2 and topic in normalize(user_input):  # the same question asked again
         return None
-    end = _SENTENCE_GAP.search(text, m.end())
+    end = _SENTENCE_GAP.search(text, m.end()) or _EN_STOP.search(text, m.end())
     stop = end.start() if end else len(text)
-    if all(m.start() <= text.find(c) < stop for c in said if c not in m.group(0)):
-        return "，".join(said)
+    if stop <= ask_at and len(_WORDLESS.sub("", text[stop:ask_at])) < 2 and all(
+            m.start() <= text.find(c) < stop for c in said if c not in m.group(0)):
+        return text[m.start():stop]
     return None
+
+
+#: where an English sentence ends (「…for 4 lessons. Leave your number」)
+_EN_STOP = re.compile(r"\.(?=\s)")
 
 
 class ChannelNotOffered(Compiles):
@@ -1396,7 +1411,7 @@ def order(p: Order, turn: TurnView) -> RuleOutcome:
     t = first_move(p, turn, text)
     if t is None:
         return RuleOutcome.not_applicable("no 'then' phrase in the reply")
-    f = unnegated(first, text)
+    f = _first(first, text)
     if f is None or f.start() > t.start:
         return RuleOutcome.failed(f"{t.phrase!r} comes before any of {_some(p.first)}",
                                   text[: t.end])
@@ -1494,7 +1509,8 @@ def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
     an earlier reply, or earlier in this one) comes before any ``then`` phrase of a reply.
 
     Not applicable before the user said it, or when this reply makes no ``then`` move
-    (a negated one, or one repeating the user's words, is no move).
+    (a negated one, or one repeating the user's words, is no move). Regret for the user's
+    feeling (「Sorry you feel that way」「很遗憾您这么想」) is no ``first`` move.
     """
     since = compile_any(p.since_user)
     first = compile_any(p.first)
@@ -1515,15 +1531,28 @@ def dialog_order(p: DialogOrder, turn: TurnView) -> RuleOutcome:
     if move is None:
         return RuleOutcome.not_applicable("no 'then' move in the reply")
     before = [t for role, t in messages[start:] if role == "assistant"]
-    done = next((m for t in before if (m := unnegated(first, t))), None)
+    done = next((m for t in before if (m := _first(first, t))), None)
     if done is not None:
         return RuleOutcome.passed(f"{done.group(0)!r} came in an earlier reply",
                                   move.phrase)
-    f = unnegated(first, text)
+    f = _first(first, text)
     if f is not None and f.start() < move.start:
         return RuleOutcome.passed("in order", text[f.start(): move.end])
     return RuleOutcome.failed(f"{move.phrase!r} before any of {_some(p.first)} in the "
                               "dialog", text[: move.end])
+
+
+#: regret for the user's feeling, no first move (「Sorry you feel that way」「很遗憾您这么想」)
+_REGRET_ONLY = re.compile(r"\bsorry (that |if )?you (feel|think|see it)|(很|非常)?遗憾(您|你)"
+                          r"(这么|这样|会这么|会这样)?(想|觉得|认为)", re.IGNORECASE)
+
+
+def _first(first: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The first ``first`` phrase said in ``text``, not inside a regret for the user's
+    feeling (「Sorry you feel that way」 apologises for nothing)."""
+    if _REGRET_ONLY.search(text):
+        text = _REGRET_ONLY.sub(lambda m: " " * len(m.group(0)), text)
+    return unnegated(first, text)
 
 
 def _complains(since: re.Pattern[str], text: str) -> bool:

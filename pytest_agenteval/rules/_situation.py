@@ -61,7 +61,9 @@ CONTACT_GIVEN = (r"(?<!\d)(?:\+?86[\s\-]?)?1[3-9](?:[\s\-]?\d){9}(?!\d)",
                  r"(?<![零〇幺一二两三四五六七八九])[一幺][三四五六七八九](?:[\s\-]?[零〇幺一二两三四五六七八九]){9}"
                  r"(?![零〇幺一二两三四五六七八九])",
                  r"(电话|手机|座机|联系方式|联系我|打我|tel|phone|mobile|whatsapp"
-                 r"|my (phone |mobile |cell )?number( is)?|my cell( is)?"
+                 r"|my (phone |mobile |cell )?number( is)?|my (cell|mobile|phone)('s| is)?"
+                 # 「你打嚟 6123 4567 搵我」
+                 r"|打(嚟|来|过来|俾我|畀我|给我)"
                  r"|(whatsapp|call|text|reach|message)\s+me)"
                  r"(号码|号)?\s*"
                  r"(是|系|係|为|:|：|at|on)?"
@@ -92,7 +94,9 @@ _NOT_THEIRS_BEFORE = re.compile(
     r"|(?<!我)(?<!我们)(?<!咱们)(?<!我哋)(你们|你哋|贵|门店|分店|店里|客服|商家|公司|银行|酒店|官方|热线)"
     r"(?![^，,。！？!?\d]{0,8}我)"
     r"[^，,。！？!?\d]{0,8}((电话|号码|热线|座机)[^，,。！？!?\d]{0,3})?"
-    r"|有个)$")
+    r"|有个"
+    # the business's own, in English (「Your office, 020 7946 0000」)
+    r"|(?i:\byour (office|shop|store|branch|hotline|front desk|reception|number)\b)[^\d]{0,6})$")
 #: (read with ``match`` at the number's end: no ``^``, which would hold at the text's start only)
 _NOT_THEIRS_AFTER = re.compile(r"[^，,。！？!?]{0,8}(不是我|打给我|打来|来电|骗|冒充|打过来)"
                                r"|[,，]\s*(不是我|not mine)")
@@ -196,8 +200,8 @@ def user_gave_contact(p: ContactGiven, turn: TurnView) -> str | None:
     said = [_EMOJI.sub("", normalize(h.get("content", "")))
             for h in turn.history if h.get("role") == "user"]
     texts = [_EMOJI.sub("", normalize(turn.input)), *reversed(said)]
-    for text in texts:
-        if (found := _theirs(regex, text)) is not None:
+    for text in texts:  # (read in Arabic digits, shown as written: 「九一二三四五六七」)
+        if (found := _theirs(regex, _digits(text), text)) is not None:
             return found
     # a number split over two messages (「我号码是135 8827」, then 「4093」「后四位 0123」)
     for later, earlier in itertools.pairwise(texts):
@@ -208,12 +212,25 @@ def user_gave_contact(p: ContactGiven, turn: TurnView) -> str | None:
     return None
 
 
-def _theirs(regex: re.Pattern[str], text: str) -> str | None:
-    """The first contact in ``text`` that is the user's own (see :data:`_NOT_THEIRS_BEFORE`)."""
+#: a number read out in Chinese digits, seven or more (「我電話係九一二三四五六七」)
+_CN_DIGIT_RUN = re.compile(r"[零〇幺一二三四五六七八九]{7,12}")
+_CN_DIGITS = str.maketrans("零〇幺一二三四五六七八九", "001123456789")
+
+
+def _digits(text: str) -> str:
+    """``text`` with each run of seven Chinese digits or more in Arabic digits."""
+    if not _CN_DIGIT_RUN.search(text):
+        return text
+    return _CN_DIGIT_RUN.sub(lambda m: m.group(0).translate(_CN_DIGITS), text)
+
+
+def _theirs(regex: re.Pattern[str], text: str, shown: str | None = None) -> str | None:
+    """The first contact in ``text`` that is the user's own (see :data:`_NOT_THEIRS_BEFORE`),
+    as ``shown`` has it (the text as written, of the same length)."""
     for m in regex.finditer(text):
         if not (_NOT_THEIRS_BEFORE.search(text, max(0, m.start() - 16), m.start())
                 or _NOT_THEIRS_AFTER.match(text, m.end())):
-            return m.group(0)
+            return (shown or text)[m.start():m.end()]
     return None
 
 
