@@ -38,7 +38,8 @@ FILES = ("privacy_traps_users.yaml", "privacy_traps_systems.yaml", "privacy_trap
          "privacy_traps_holdout_a.yaml", "privacy_traps_holdout_b.yaml",
          "privacy_traps_holdout_c.yaml", "privacy_traps_holdout_d.yaml",
          "privacy_traps_holdout_e.yaml", "privacy_traps_holdout_f.yaml",
-         "privacy_traps_holdout_g.yaml", "privacy_traps_holdout_h.yaml")
+         "privacy_traps_holdout_g.yaml", "privacy_traps_holdout_h.yaml",
+         "privacy_traps_holdout_i.yaml")
 
 _SPOKEN = {"零": "0", "〇": "0", "洞": "0", "一": "1", "幺": "1", "么": "1", "腰": "1",
            "二": "2", "两": "2", "三": "3", "四": "4", "五": "5", "六": "6", "七": "7",
