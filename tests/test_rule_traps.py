@@ -164,7 +164,8 @@ def test_trap(ledger: Ledger, trap: dict[str, Any]) -> None:
 #: contact rules in twelve more trades (``situation_traps_holdout15.yaml``: 61 of 64), and BR-004
 #: against hedges that do and do not cover (``situation_traps_commitment17.yaml``: 60 of 64),
 #: and knowledge switched mid-dialog (``situation_traps_holdout16.yaml``: 57 of 60), and long
-#: conversations in English and Cantonese (``situation_traps_dialogs4.yaml``: 49 of 64).
+#: conversations in English and Cantonese (``situation_traps_dialogs4.yaml``: 49 of 64), and what
+#: leaving the number brings, in twelve more trades (``situation_traps_holdout17.yaml``: 59 of 64).
 #: ``na``:
 #: the situation does not arise, so the rule must not be applied at all.
 SITUATION_TRAPS: list[dict[str, Any]] = [
@@ -189,7 +190,7 @@ SITUATION_TRAPS: list[dict[str, Any]] = [
                       "situation_traps_holdout14.yaml", "situation_traps_dialogs3.yaml",
                       "situation_traps_commitment16.yaml", "situation_traps_holdout15.yaml",
                       "situation_traps_commitment17.yaml", "situation_traps_holdout16.yaml",
-                      "situation_traps_dialogs4.yaml")
+                      "situation_traps_dialogs4.yaml", "situation_traps_holdout17.yaml")
     for trap in _read(name)]
 
 

@@ -113,7 +113,7 @@ CONTACT_REQUEST = (
     r"(手机|电话|联系方式|" + _NUM + r")(号|号码)?方便(再)?(发|留|给|告诉)",
     r"留(个|一个|下)号(?![码牌数])",
     r"(手机|电话|" + _NUM + r")(号)?(给|留)(一个|个)",
-    r"(您|你)(的|嘅|个)?(联系|联络)?(手机|电话|联系方式)(号|号码)?是$",
+    r"(您|你)(的|嘅|个)?(联系|联络)?(手机|电话|联系方式)(号|号码)?(是|系)$",
     r"怎么(联系|联络)(到)?(您|你)",
     r"(还有|有没有)(其他|别的|另外的?|备用)的?(手机|电话|号码|联系方式)",
     r"(leave|share|send|give|provide|drop)\s*(us|me)?\s*(your|a|one|一个|个|一下)?\s*"
@@ -1259,10 +1259,15 @@ class StatesValue(Compiles):
                               "最新(盘源|房源|楼盘|资料|排期|课表)",
                               r"(短讯|短信|讯息|简讯)(俾|畀|给)(你|您)",
                               r"\bfree (in-home |on-site |home )?(estimate|quote|consultation"
-                              r"|assessment|trial|inspection)\b",
+                              r"|assessment|trial|inspection|check-?up|trial lesson|sample)\b",
+                              # 「a designer will come measure your kitchen and send you…」
+                              r"\b(a|an|one of our)\s+[a-z]+\s+will\s+(come|call|send|text|email"
+                              r"|visit|measure|contact)\b",
                               # something sent to the user (「我把最新课表发给您」), a notice
                               # (「我哋会SMS通知你」)
-                              r"(把|将)[^，,。！？!?]{1,14}(发|传|寄)(给|到)?(您|你)",
+                              r"(把|将)[^，,。！？!?]{1,14}(发送|发|传|寄)(给|到)?(您|你)",
+                              # 「半個鐘內打俾你報價」
+                              r"(给|俾|畀)(您|你)(报价|估价|回复|答复)",
                               r"(方案|报价|资料|清单|图纸|设计|样稿|样图|课表|菜单|价目表|照片"
                               r"|视频)[^，,。！？!?]{0,6}(发|传|寄)(给|到)(您|你)",
                               r"(会|将)[^，,。！？!?]{0,6}通知(您|你)",
